@@ -1,0 +1,30 @@
+# Set-up and jobs. Everything installs into .venv from pyproject.toml (the pinned stack).
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: setup run test test-fast clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+# The main job: the EXT-INT64 review cases under TOSA-1.0+INT and TOSA-1.1+INT+int64.
+run: setup
+	$(BIN)/workbench review
+
+# Every test, the slow ones (whole catalogue through the real stack) included.
+test: setup
+	$(BIN)/python -m pytest -n 2 --durations=15
+
+# Only the quick tests.
+test-fast: setup
+	$(BIN)/python -m pytest -n 2 -m "not slow"
+
+clean:
+	rm -rf $(VENV) .pytest_cache

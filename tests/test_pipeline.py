@@ -1,0 +1,143 @@
+"""The pipeline with the real stack: export, TOSAPartitioner, lowering, the TOSA reference model."""
+
+import json
+
+import pytest
+import torch
+
+import workbench
+from workbench import InputMismatchError, Numerics, Outcome, UnknownPolicyError
+from workbench.compare import compare_outputs
+
+
+def test_cumsum_int64_with_ext_int64_is_accepted_then_fails_in_lowering():
+    result = workbench.run_case("cumsum", "int64", "TOSA-1.1+INT+int64")
+    assert result.outcome is Outcome.LOWERING_ERROR
+    assert result.numerics is Numerics.NOT_RUN
+    assert result.error.stage == "lowering"
+    # The root cause names what failed, not executorch's pass-manager wrapper.
+    assert "int64" in result.error.root_cause
+    assert "_ExportedProgramGraphPassAdapter" not in result.error.root_cause
+    assert "_ExportedProgramGraphPassAdapter" in result.error.message
+    (cumsum,) = [n for n in result.nodes if n.target == "aten.cumsum.default"]
+    assert cumsum.delegated and cumsum.reason is None
+
+
+def test_cumsum_int64_under_int_profile_falls_back_with_the_partitioners_reason():
+    result = workbench.run_case("cumsum", "int64", "TOSA-1.0+INT")
+    assert result.outcome is Outcome.FALLBACK
+    assert result.numerics is Numerics.NOT_RUN
+    assert result.error is None
+    (cumsum,) = [n for n in result.nodes if n.target == "aten.cumsum.default"]
+    assert not cumsum.delegated
+    assert "int64" in cumsum.reason
+
+
+@pytest.mark.parametrize("dtype,profile", [("int32", "TOSA-1.0+INT"), ("float32", "TOSA-1.0+FP")])
+def test_add_is_delegated_and_matches(dtype, profile):
+    result = workbench.run_case("add", dtype, profile)
+    assert result.outcome is Outcome.DELEGATED
+    assert result.numerics is Numerics.MATCH
+    assert [d.tosa_op_names for d in result.delegates] == [["ADD"]]
+    assert result.delegates[0].flatbuffer[4:8] == b"TOSA"  # the flatbuffer's file identifier
+    (out,) = result.outputs
+    assert out.match and out.mismatches == 0 and out.eager == out.reference
+    assert set(result.timings) >= {"eager", "export", "lower", "reference"}
+    assert result.versions["executorch"] == "1.5.1"
+
+
+class AddThenCumsumInt64(torch.nn.Module):
+    def forward(self, x):
+        y = x + x  # int32: delegated under the INT profile
+        return torch.cumsum(y.to(torch.int64), dim=0) + 2**40  # int64: stays on CPU
+
+
+def test_partial_program_is_executed_end_to_end():
+    x = torch.arange(12, dtype=torch.int32).reshape(3, 4)
+    result = workbench.run_model(AddThenCumsumInt64(), (x,), "TOSA-1.0+INT")
+    assert result.outcome is Outcome.PARTIAL
+    assert result.numerics is Numerics.MATCH
+    assert len(result.delegates) == 1
+    assert any(n.delegated for n in result.nodes) and any(not n.delegated and n.reason for n in result.nodes)
+    (out,) = result.outputs
+    expected = AddThenCumsumInt64()(x)
+    assert out.reference == expected.tolist()
+    assert out.beyond_int32 == expected.numel()
+
+
+class DriftsAfterFirstCall(torch.nn.Module):
+    """Eager gives x + 1; export traces a later call, so the lowered graph computes x + 2 or more."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+
+    def forward(self, x):
+        self.calls += 1
+        return x + self.calls
+
+
+def test_a_wrong_expected_value_is_reported_as_mismatch():
+    x = torch.arange(6, dtype=torch.int32)
+    result = workbench.run_model(DriftsAfterFirstCall(), (x,), "TOSA-1.0+INT")
+    assert result.outcome is Outcome.DELEGATED
+    assert result.numerics is Numerics.MISMATCH
+    (out,) = result.outputs
+    assert not out.match and out.mismatches == 6 and out.max_abs_error >= 1
+
+
+def test_compare_outputs_exact_for_integers_and_tolerant_for_floats():
+    ints = torch.tensor([1, 2**40, 3])
+    (same,) = compare_outputs([ints], [ints.clone()], "int64")
+    assert same.match and same.beyond_int32 == 1
+    (off_by_one,) = compare_outputs([ints], [ints + torch.tensor([0, 1, 0])], "int64")
+    assert not off_by_one.match and off_by_one.mismatches == 1 and off_by_one.max_abs_error == 1
+    floats = torch.tensor([1.0, 2.0])
+    (close,) = compare_outputs([floats], [floats + 1e-7], "float32")
+    assert close.match
+    (far,) = compare_outputs([floats], [floats + 1e-2], "float32")
+    assert not far.match and far.mismatches == 2
+    (wrong_shape,) = compare_outputs([floats], [floats[:1]], "float32")
+    assert not wrong_shape.match and "shape" in wrong_shape.note
+    (missing,) = compare_outputs([floats], [], "float32")
+    assert not missing.match
+
+
+def test_to_dict_is_json_safe_and_has_the_documented_keys():
+    result = workbench.run_case("add", "int32", "TOSA-1.0+INT")
+    data = json.loads(json.dumps(result.to_dict()))
+    for key in ("op", "dtype", "profile", "policy", "outcome", "numerics", "nodes", "error", "max_abs_error",
+                "timings", "versions", "delegates", "outputs"):
+        assert key in data
+    assert {"name", "target", "delegated", "reason"} <= set(data["nodes"][0])
+    assert data["outcome"] == "delegated" and data["error"] is None
+
+
+def test_qint8_is_quantized_and_delegated_under_the_int_profile():
+    result = workbench.run_case("add", "qint8", "TOSA-1.0+INT")
+    assert "quantize" in result.timings
+    assert result.outcome is Outcome.DELEGATED
+    assert result.numerics is Numerics.MATCH
+    assert "RESCALE" in result.delegates[0].tosa_op_names
+
+
+def test_export_failure_is_an_outcome_not_an_exception():
+    class DataDependent(torch.nn.Module):
+        def forward(self, x):
+            if x.sum() > 0:
+                return x + 1
+            return x - 1
+
+    result = workbench.run_model(DataDependent(), (torch.ones(3),), "TOSA-1.0+FP")
+    assert result.outcome is Outcome.EXPORT_ERROR
+    assert result.error.stage == "export"
+    assert result.error.root_cause
+
+
+def test_bad_inputs_raise_typed_errors_before_any_stage():
+    with pytest.raises(InputMismatchError, match="forward"):
+        workbench.run_model(AddThenCumsumInt64(), (torch.ones(2), torch.ones(2)), "TOSA-1.0+INT")
+    with pytest.raises(UnknownPolicyError, match="stock"):
+        workbench.run_case("add", "int32", "TOSA-1.0+INT", policy="stok")
+    with pytest.raises(workbench.ProfileError):
+        workbench.run_case("add", "int32", "TOSA-9.9+INT")

@@ -1,0 +1,143 @@
+"""The result of one case: plain data, JSON-safe through `to_dict()`, never holding live objects."""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from .outcomes import Numerics, Outcome
+
+
+@dataclass(frozen=True)
+class ErrorInfo:
+    stage: str
+    type: str
+    message: str
+    root_cause: str
+    root_cause_type: str
+    traceback: str
+
+    def one_line(self) -> str:
+        return f"[{self.stage}] {self.root_cause_type}: {self.root_cause}"
+
+
+@dataclass(frozen=True)
+class NodeRecord:
+    """One call_function node of the edge program as the partitioner saw it."""
+
+    name: str
+    target: str
+    input_dtypes: tuple[str, ...]
+    input_shapes: tuple[tuple, ...]
+    output_dtypes: tuple[str, ...]
+    output_shapes: tuple[tuple, ...]
+    delegated: bool  # tagged for TOSA by the partitioner
+    delegate: str | None  # the partition tag it was placed in
+    reason: str | None  # the partitioner's rejection reason when not delegated
+
+    def dtype_summary(self) -> str:
+        return f"{','.join(self.input_dtypes) or '-'} -> {','.join(self.output_dtypes) or '-'}"
+
+
+@dataclass(frozen=True)
+class DelegateRecord:
+    name: str
+    tosa_ops: tuple[dict, ...]  # TosaOpInfo.to_dict() per operator, in order
+    flatbuffer: bytes = field(repr=False)
+
+    @property
+    def tosa_op_names(self) -> list[str]:
+        return [op["op"] for op in self.tosa_ops]
+
+    def to_dict(self) -> dict:
+        return {
+            "name": self.name,
+            "tosa_ops": list(self.tosa_ops),
+            "flatbuffer_bytes": len(self.flatbuffer),
+            "flatbuffer_base64": base64.b64encode(self.flatbuffer).decode("ascii"),
+        }
+
+
+@dataclass(frozen=True)
+class OutputComparison:
+    index: int
+    dtype: str
+    shape: tuple[int, ...]
+    eager: Any  # nested lists of values
+    reference: Any  # nested lists, or None when the shapes or dtypes disagreed before values could be compared
+    match: bool
+    max_abs_error: float | None
+    mismatches: int
+    numel: int
+    atol: float
+    rtol: float
+    beyond_int32: int  # eager values outside the int32 range (int64 outputs)
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    op: str
+    dtype: str | None
+    profile: str
+    policy: str
+    seed: int | None
+    outcome: Outcome
+    numerics: Numerics
+    nodes: tuple[NodeRecord, ...]
+    error: ErrorInfo | None
+    delegates: tuple[DelegateRecord, ...]
+    outputs: tuple[OutputComparison, ...]
+    timings: dict[str, float]
+    versions: dict[str, str]
+
+    @property
+    def delegated_nodes(self) -> list[NodeRecord]:
+        return [n for n in self.nodes if n.delegated]
+
+    @property
+    def cpu_nodes(self) -> list[NodeRecord]:
+        return [n for n in self.nodes if not n.delegated]
+
+    @property
+    def max_abs_error(self) -> float | None:
+        errors = [o.max_abs_error for o in self.outputs if o.max_abs_error is not None]
+        return max(errors) if errors else None
+
+    @property
+    def mismatches(self) -> int:
+        return sum(o.mismatches for o in self.outputs)
+
+    def reason_summary(self) -> str:
+        """One line: the first rejection reason, or the error's root cause."""
+        if self.error is not None:
+            return self.error.one_line()
+        for node in self.cpu_nodes:
+            if node.reason:
+                return f"{node.name}: {node.reason}"
+        return ""
+
+    def to_dict(self) -> dict:
+        return {
+            "op": self.op,
+            "dtype": self.dtype,
+            "profile": self.profile,
+            "policy": self.policy,
+            "seed": self.seed,
+            "outcome": self.outcome.value,
+            "numerics": self.numerics.value,
+            "nodes": [asdict(n) for n in self.nodes],
+            "error": None if self.error is None else asdict(self.error),
+            "delegates": [d.to_dict() for d in self.delegates],
+            "outputs": [asdict(o) for o in self.outputs],
+            "max_abs_error": self.max_abs_error,
+            "mismatches": self.mismatches,
+            "timings": dict(self.timings),
+            "versions": dict(self.versions),
+        }
+
+    def __str__(self) -> str:
+        from .render_text import format_result
+
+        return format_result(self)

@@ -1,0 +1,62 @@
+"""Read a delegate's TOSA flatbuffer: its operators with their tensors' dtypes and shapes."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+
+@dataclass(frozen=True)
+class TosaTensorInfo:
+    name: str
+    dtype: str
+    shape: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class TosaOpInfo:
+    op: str
+    inputs: tuple[TosaTensorInfo, ...]
+    outputs: tuple[TosaTensorInfo, ...]
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _enum_names(enum_class) -> dict[int, str]:
+    return {v: k for k, v in vars(enum_class).items() if not k.startswith("_") and isinstance(v, int)}
+
+
+def read_operators(flatbuffer: bytes) -> list[TosaOpInfo]:
+    """Every operator of every block, in serialization order."""
+    from tosa.DType import DType
+    from tosa.Op import Op
+    from tosa.TosaGraph import TosaGraph
+
+    op_names, dtype_names = _enum_names(Op), _enum_names(DType)
+    graph = TosaGraph.GetRootAs(bytes(flatbuffer), 0)
+    operators: list[TosaOpInfo] = []
+    for r in range(graph.RegionsLength()):
+        region = graph.Regions(r)
+        for b in range(region.BlocksLength()):
+            block = region.Blocks(b)
+            tensors = {}
+            for t in range(block.TensorsLength()):
+                tensor = block.Tensors(t)
+                name = tensor.Name().decode()
+                shape = tuple(tensor.Shape(i) for i in range(tensor.ShapeLength()))
+                tensors[name] = TosaTensorInfo(name, dtype_names.get(tensor.Type(), str(tensor.Type())), shape)
+
+            def lookup(name: bytes) -> TosaTensorInfo:
+                key = name.decode()
+                return tensors.get(key, TosaTensorInfo(key, "?", ()))
+
+            for o in range(block.OperatorsLength()):
+                op = block.Operators(o)
+                operators.append(
+                    TosaOpInfo(
+                        op=op_names.get(op.Op(), str(op.Op())),
+                        inputs=tuple(lookup(op.Inputs(i)) for i in range(op.InputsLength())),
+                        outputs=tuple(lookup(op.Outputs(i)) for i in range(op.OutputsLength())),
+                    )
+                )
+    return operators
