@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup run test test-fast clean
+.PHONY: setup run review test test-fast clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,8 +14,15 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
-# The main job: the EXT-INT64 review cases under TOSA-1.0+INT and TOSA-1.1+INT+int64.
+# The main job: JupyterLab on the notebooks (the explorer is notebooks/00-explorer.ipynb).
+# PORT and LAB_ARGS may be set, e.g. `make run LAB_ARGS=--no-browser`.
+PORT ?= 8888
+ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 run: setup
+	$(BIN)/jupyter lab --notebook-dir=notebooks --port=$(PORT) $(ROOT_FLAG) $(LAB_ARGS)
+
+# The EXT-INT64 review cases under TOSA-1.0+INT and TOSA-1.1+INT+int64, as a table in the terminal.
+review: setup
 	$(BIN)/workbench review
 
 # Every test, the slow ones (whole catalogue through the real stack) included.

@@ -53,6 +53,7 @@ def node_records(graph_module, rejected: dict) -> list[NodeRecord]:
             NodeRecord(
                 name=node.name,
                 target=target_name(node.target),
+                args=tuple(arg.name for arg in node.all_input_nodes),
                 input_dtypes=tuple(in_dtypes),
                 input_shapes=tuple(in_shapes),
                 output_dtypes=tuple(out_dtypes),

@@ -28,6 +28,7 @@ class NodeRecord:
 
     name: str
     target: str
+    args: tuple[str, ...]  # names of the nodes (or program inputs) it reads
     input_dtypes: tuple[str, ...]
     input_shapes: tuple[tuple, ...]
     output_dtypes: tuple[str, ...]

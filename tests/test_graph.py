@@ -1,0 +1,68 @@
+"""The partition graph model and its drawing, on delegated, partial, fallback and failed cases."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import pytest
+import torch
+
+import workbench
+from workbench.graph import KIND_COLOURS, draw_partition, partition_graph
+
+
+def kinds_of(result):
+    graph = partition_graph(result)
+    return {name: kind for name, kind in graph.kinds().items()}, graph
+
+
+def test_fully_delegated_graph():
+    result = workbench.run_case("add", "int32", "TOSA-1.0+INT")
+    kinds, graph = kinds_of(result)
+    assert kinds["aten_add_tensor"] == "delegated"
+    assert sorted(n for n, k in kinds.items() if k == "input") == ["x", "y"] or \
+        len([k for k in kinds.values() if k == "input"]) == 2
+    assert list(graph.delegates()) == ["tag0"]
+    assert graph.nodes["aten_add_tensor"].layer == 1
+
+
+def test_fallback_graph_carries_the_reason():
+    result = workbench.run_case("cumsum", "int64", "TOSA-1.0+INT")
+    kinds, graph = kinds_of(result)
+    assert kinds["aten_cumsum_default"] == "cpu"
+    assert "int64" in graph.nodes["aten_cumsum_default"].reason
+    assert graph.delegates() == {}
+
+
+def test_failed_graph_marks_the_accepted_nodes_failed():
+    result = workbench.run_case("cumsum", "int64", "TOSA-1.1+INT+int64")
+    kinds, _ = kinds_of(result)
+    assert kinds["aten_cumsum_default"] == "failed"
+
+
+class AddThenCumsum(torch.nn.Module):
+    def forward(self, x):
+        return torch.cumsum((x + x).to(torch.int64), dim=0)
+
+
+def test_partial_graph_has_both_kinds_and_edges_in_order():
+    result = workbench.run_model(AddThenCumsum(), (torch.ones(4, dtype=torch.int32),), "TOSA-1.0+INT")
+    kinds, graph = kinds_of(result)
+    assert "delegated" in kinds.values() and "cpu" in kinds.values()
+    for source, target in graph.edges:
+        assert graph.nodes[source].layer < graph.nodes[target].layer
+
+
+@pytest.mark.parametrize("case", [("add", "int32", "TOSA-1.0+INT"), ("cumsum", "int64", "TOSA-1.0+INT"),
+                                  ("cumsum", "int64", "TOSA-1.1+INT+int64")])
+def test_drawing_uses_the_kind_colours_and_a_legend(case):
+    result = workbench.run_case(*case)
+    fig = draw_partition(result)
+    ax = fig.axes[0]
+    facecolours = {matplotlib.colors.to_hex(p.get_facecolor()) for p in ax.patches if p.get_fill()}
+    expected = {KIND_COLOURS[k] for k in partition_graph(result).kinds().values()}
+    assert expected <= facecolours
+    assert len(ax.get_legend().get_texts()) == len(KIND_COLOURS)
+    texts = " ".join(t.get_text() for t in ax.texts)
+    if result.outcome.value == "fallback":
+        assert "int64" in texts  # the rejection reason is written on the CPU node

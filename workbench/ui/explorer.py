@@ -1,0 +1,211 @@
+"""The explorer: choose operator, dtype, profile and policy, press Run, read the result in tabs.
+
+A thin layer: it calls `run_case` and arranges the headless views (views.py, graph.py) in widgets that hold
+their content directly (HTML, PNG images), so it works the same in JupyterLab and when driven in tests.
+"""
+
+from __future__ import annotations
+
+import html
+import threading
+
+import ipywidgets as widgets
+
+from .. import catalogue, policies, profiles, views
+from ..errors import WorkbenchError
+from ..graph import draw_partition, partition_graph
+from ..pipeline import run_case
+
+TAB_TITLES = ("Partition graph", "Reasons", "Numerics", "TOSA", "Error", "Reproduce")
+CUSTOM_PROFILE = "custom…"
+
+
+def _table_html(frame) -> str:
+    if frame.empty:
+        return "<i>nothing to show</i>"
+    return frame.to_html(index=False, escape=True, border=0, classes="wb-table")
+
+
+class Explorer(widgets.VBox):
+    """Explorer(threaded=True): with threaded=False, Run blocks until the tabs are filled (used by tests)."""
+
+    def __init__(self, op: str = "cumsum", dtype: str = "int64", profile: str = "TOSA-1.0+INT", *,
+                 threaded: bool = True):
+        self.threaded = threaded
+        self.result = None
+        self.graph = None
+        self._worker: threading.Thread | None = None
+
+        self.op = widgets.Combobox(options=catalogue.names(), value=op, ensure_option=True,
+                                   placeholder="type to search operators", description="operator")
+        self.dtype = widgets.Dropdown(description="dtype")
+        self.profile = widgets.Dropdown(options=list(profiles.PRESETS) + [CUSTOM_PROFILE], description="profile")
+        self.custom_profile = widgets.Text(placeholder="e.g. TOSA-1.1+INT+int16", description="custom",
+                                           continuous_update=True, layout=widgets.Layout(display="none"))
+        self.profile_status = widgets.HTML()
+        self.policy = widgets.Dropdown(options=policies.names(), description="policy")
+        self.run_button = widgets.Button(description="Run", button_style="primary", icon="play")
+        self.progress = widgets.IntProgress(value=0, min=0, max=1, description="", bar_style="info",
+                                            layout=widgets.Layout(visibility="hidden", width="160px"))
+        self.status = widgets.HTML()
+
+        self.graph_image = widgets.Image(format="png")
+        self.reasons_html = widgets.HTML()
+        self.numerics_html = widgets.HTML()
+        self.numerics_image = widgets.Image(format="png")
+        self.tosa_html = widgets.HTML()
+        self.save_button = widgets.Button(description="Save flatbuffer", icon="download", disabled=True)
+        self.save_status = widgets.HTML()
+        self.error_html = widgets.HTML()
+        self.traceback_html = widgets.HTML()
+        self.traceback_fold = widgets.Accordion(children=[self.traceback_html], selected_index=None)
+        self.traceback_fold.set_title(0, "full traceback")
+        self.reproduce_html = widgets.HTML()
+        self.tabs = widgets.Tab(children=[
+            self.graph_image,
+            self.reasons_html,
+            widgets.VBox([self.numerics_html, self.numerics_image]),
+            widgets.VBox([self.tosa_html, widgets.HBox([self.save_button, self.save_status])]),
+            widgets.VBox([self.error_html, self.traceback_fold]),
+            self.reproduce_html,
+        ])
+        for index, title in enumerate(TAB_TITLES):
+            self.tabs.set_title(index, title)
+
+        self.op.observe(self._on_op, names="value")
+        self.profile.observe(self._on_profile, names="value")
+        self.custom_profile.observe(self._on_custom_profile, names="value")
+        self.run_button.on_click(lambda _: self.run())
+        self.save_button.on_click(lambda _: self.save_flatbuffers())
+
+        self._on_op({"new": op})
+        if dtype in self.dtype.options:
+            self.dtype.value = dtype
+        if profile in profiles.PRESETS:
+            self.profile.value = profile
+        else:
+            self.profile.value = CUSTOM_PROFILE
+            self.custom_profile.value = profile
+
+        controls = widgets.VBox([
+            widgets.HBox([self.op, self.dtype]),
+            widgets.HBox([self.profile, self.custom_profile, self.profile_status]),
+            widgets.HBox([self.policy, self.run_button, self.progress]),
+            self.status,
+        ])
+        super().__init__([controls, self.tabs])
+
+    # -- controls ---------------------------------------------------------------------------------------
+    def _on_op(self, change) -> None:
+        name = change["new"]
+        if name not in catalogue.CATALOGUE:
+            return  # still typing
+        supported = list(catalogue.get(name).dtypes)
+        current = self.dtype.value
+        self.dtype.options = supported
+        self.dtype.value = current if current in supported else supported[0]
+
+    def _on_profile(self, change) -> None:
+        custom = change["new"] == CUSTOM_PROFILE
+        self.custom_profile.layout.display = None if custom else "none"
+        self.profile_status.value = ""
+        if custom:
+            self._on_custom_profile({"new": self.custom_profile.value})
+
+    def _on_custom_profile(self, change) -> None:
+        text = change["new"].strip()
+        if not text:
+            self.profile_status.value = ""
+            return
+        try:
+            profiles.parse(text)
+        except WorkbenchError as exc:
+            first = str(exc).splitlines()[0]
+            self.profile_status.value = f"<span style='color:#c62828'>✗ {html.escape(first)}</span>"
+        else:
+            self.profile_status.value = "<span style='color:#2e7d32'>✓ valid</span>"
+
+    @property
+    def chosen_profile(self) -> str:
+        return self.custom_profile.value.strip() if self.profile.value == CUSTOM_PROFILE else self.profile.value
+
+    # -- running ----------------------------------------------------------------------------------------
+    def run(self):
+        """Run the chosen case; in threaded mode the kernel stays free while it runs."""
+        if self._worker is not None and self._worker.is_alive():
+            return None
+        self.run_button.disabled = True
+        self.progress.layout.visibility = "visible"
+        self.progress.value = 0
+        self.status.value = (f"running {html.escape(self.op.value)} [{self.dtype.value}] "
+                             f"{html.escape(self.chosen_profile)} …")
+        if self.threaded:
+            self._worker = threading.Thread(target=self._run_and_show, daemon=True)
+            self._worker.start()
+            return None
+        return self._run_and_show()
+
+    def wait(self, timeout: float | None = None) -> None:
+        if self._worker is not None:
+            self._worker.join(timeout)
+
+    def _run_and_show(self):
+        try:
+            result = run_case(self.op.value, self.dtype.value, self.chosen_profile, policy=self.policy.value)
+        except WorkbenchError as exc:  # bad input: said inline, never as a traceback
+            self.status.value = f"<span style='color:#c62828'>✗ {html.escape('; '.join(str(exc).splitlines()))}</span>"
+            return None
+        except Exception as exc:  # a failure of the workbench itself must not break the widget either
+            self.status.value = f"<span style='color:#c62828'>✗ {html.escape(type(exc).__name__)}: {html.escape(str(exc))}</span>"
+            return None
+        finally:
+            self.run_button.disabled = False
+            self.progress.value = 1
+            self.progress.layout.visibility = "hidden"
+        self.show(result)
+        return result
+
+    def show(self, result) -> None:
+        """Fill every tab from one result."""
+        self.result = result
+        self.graph = partition_graph(result)
+        self.graph_image.value = views.figure_png(draw_partition(result))
+        self.reasons_html.value = _table_html(views.reasons_frame(result))
+        self.numerics_html.value = (
+            f"<b>numerics: {result.numerics.value}</b><br>" + _table_html(views.numerics_frame(result))
+        )
+        figure = views.numerics_figure(result)
+        self.numerics_image.value = views.figure_png(figure) if figure is not None else b""
+        self.tosa_html.value = _table_html(views.tosa_frame(result))
+        self.save_button.disabled = not result.delegates
+        self.save_status.value = ""
+        if result.error is None:
+            self.error_html.value = "<i>no error</i>"
+            self.traceback_html.value = ""
+        else:
+            self.error_html.value = (
+                f"<b>stage:</b> {html.escape(result.error.stage)}<br>"
+                f"<b>root cause:</b> {html.escape(result.error.root_cause_type)}: "
+                f"{html.escape(result.error.root_cause)}"
+            )
+            self.traceback_html.value = f"<pre>{html.escape(result.error.traceback)}</pre>"
+        self.reproduce_html.value = f"<pre>{html.escape(views.reproduce_code(result), quote=False)}</pre>"
+        self.status.value = (f"<b>{html.escape(result.op)} [{result.dtype}] {html.escape(result.profile)}</b>: "
+                             f"outcome <b>{result.outcome.value}</b>, numerics <b>{result.numerics.value}</b>"
+                             + (f" — {html.escape(result.reason_summary())}" if result.reason_summary() else ""))
+        self.tabs.selected_index = 4 if result.error is not None and result.error.stage != "reference" else 0
+
+    def save_flatbuffers(self, folder: str = ".") -> list[str]:
+        """Write each delegate's TOSA flatbuffer next to the notebook; returns the paths."""
+        from pathlib import Path
+
+        if self.result is None:
+            return []
+        stem = f"{self.result.op}-{self.result.dtype}-{self.result.profile}".replace("+", "_").replace(":", "_")
+        paths = []
+        for delegate in self.result.delegates:
+            path = Path(folder) / f"{stem}-{delegate.name}.tosa"
+            path.write_bytes(delegate.flatbuffer)
+            paths.append(str(path))
+        self.save_status.value = "saved " + ", ".join(html.escape(p) for p in paths)
+        return paths
