@@ -141,3 +141,11 @@ def test_bad_inputs_raise_typed_errors_before_any_stage():
         workbench.run_case("add", "int32", "TOSA-1.0+INT", policy="stok")
     with pytest.raises(workbench.ProfileError):
         workbench.run_case("add", "int32", "TOSA-9.9+INT")
+
+
+@pytest.mark.parametrize("op", ["zeros_like", "full_like"])
+def test_a_delegate_that_ignores_its_input_gets_only_the_inputs_its_graph_takes(op):
+    # The TOSA graph of full_like(x) is a constant: it has no inputs, though the delegate call passes x.
+    result = workbench.run_case(op, "int32", "TOSA-1.0+INT")
+    assert result.outcome is Outcome.DELEGATED
+    assert result.numerics is Numerics.MATCH

@@ -6,6 +6,7 @@ with matplotlib alone, so it renders on any machine without a system graph-layou
 
 from __future__ import annotations
 
+import re
 import textwrap
 from dataclasses import dataclass, field
 
@@ -52,6 +53,16 @@ class PartitionGraph:
         return groups
 
 
+_EDGE_OP_SCHEMA = re.compile(r"<EdgeOpOverload: ([\w.]+)>: schema = .*?\) -> \w+")
+REASON_CHARS_ON_GRAPH = 170  # the Reasons table keeps the full text
+
+
+def short_reason(reason: str) -> str:
+    """A rejection reason for the graph: executorch's operator schema dumps shortened to the operator name."""
+    text = _EDGE_OP_SCHEMA.sub(r"\1", reason)
+    return text if len(text) <= REASON_CHARS_ON_GRAPH else text[: REASON_CHARS_ON_GRAPH - 1] + "…"
+
+
 def _short_target(target: str) -> str:
     parts = target.split(".")
     return parts[1] if len(parts) >= 3 and parts[0] in ("aten", "dim_order_ops", "quantized_decomposed") else target
@@ -95,7 +106,7 @@ def draw_partition(result, *, width_per_layer: float = 2.6, height_per_row: floa
     graph = partition_graph(result)
     layers = max((n.layer for n in graph.nodes.values()), default=0) + 1
     rows = max((n.row for n in graph.nodes.values()), default=0) + 1
-    fig, ax = plt.subplots(figsize=(max(6.0, layers * width_per_layer), max(3.0, rows * height_per_row + 1.2)))
+    fig, ax = plt.subplots(figsize=(max(6.0, layers * width_per_layer), max(3.6, rows * height_per_row + 2.0)))
     ax.set_axis_off()
     pos = {name: (node.layer * 3.0, -node.row * 2.0) for name, node in graph.nodes.items()}
     box_w, box_h = 2.0, 0.8
@@ -120,12 +131,13 @@ def draw_partition(result, *, width_per_layer: float = 2.6, height_per_row: floa
                                     boxstyle="round,pad=0.05", facecolor=KIND_COLOURS[node.kind], edgecolor="#37474f"))
         ax.text(x, y, node.label, ha="center", va="center", fontsize=8)
         if node.kind == "cpu" and node.reason:
-            ax.text(x, y - box_h / 2 - 0.15, textwrap.fill(node.reason, 34), ha="center", va="top", fontsize=7,
-                    color="#bf360c")
+            ax.text(x, y - box_h / 2 - 0.15, textwrap.fill(short_reason(node.reason), 34), ha="center", va="top",
+                    fontsize=7, color="#bf360c")
     xs = [p[0] for p in pos.values()] or [0]
     ys = [p[1] for p in pos.values()] or [0]
     ax.set_xlim(min(xs) - 1.8, max(xs) + 1.8)
-    ax.set_ylim(min(ys) - 2.0, max(ys) + 1.2)
+    # Room below the lowest row for a reason of up to six wrapped lines.
+    ax.set_ylim(min(ys) - 2.6, max(ys) + 1.2)
     ax.legend(handles=[Patch(facecolor=KIND_COLOURS[k], label=KIND_LABELS[k]) for k in KIND_COLOURS],
               loc="upper center", bbox_to_anchor=(0.5, -0.02), ncol=4, fontsize=8, frameon=False)
     ax.set_title(f"{result.op} [{result.dtype}] {result.profile}: {result.outcome.value}", fontsize=10)

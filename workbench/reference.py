@@ -57,7 +57,7 @@ def run_delegate(lowered_module, inputs) -> list:
     """Run one delegate's TOSA flatbuffer on the reference model; outputs as tensors of the graph's dtypes."""
     torch = _stack.torch()
     trm = _stack.reference_model()
-    arrays = [_to_numpy(t) for t in inputs if isinstance(t, torch.Tensor)]
+    arrays = [_to_numpy(t) for t in _graph_inputs(lowered_module, inputs) if isinstance(t, torch.Tensor)]
     with _silence_native_stdout():
         outputs, status = trm.run(
             lowered_module.processed_bytes, arrays, verbosity="NONE", initialize_variable_tensor_from_numpy=True
@@ -67,6 +67,22 @@ def run_delegate(lowered_module, inputs) -> list:
     output_node = lowered_module.original_module.graph.output_node()
     expected = [node.meta["val"] for node in output_node.args[0]]
     return [_to_torch(array, fake) for array, fake in zip(outputs, expected)]
+
+
+def _graph_inputs(lowered_module, inputs) -> list:
+    """The delegate call's arguments that the TOSA graph takes, in its order.
+
+    A delegate may ignore an argument (full_like needs only its shape), and the TOSA graph then has fewer
+    inputs than the call; its input tensors carry the names of the delegate's user inputs.
+    """
+    from .tosa_graph import input_names
+
+    user_inputs = [n for n in lowered_module.original_module.graph_signature.user_inputs if isinstance(n, str)]
+    by_name = dict(zip(user_inputs, inputs))
+    wanted = input_names(lowered_module.processed_bytes)
+    if len(user_inputs) == len(inputs) and all(name in by_name for name in wanted):
+        return [by_name[name] for name in wanted]
+    return list(inputs)
 
 
 def execute(edge_program, inputs) -> list:

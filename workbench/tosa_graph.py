@@ -60,3 +60,11 @@ def read_operators(flatbuffer: bytes) -> list[TosaOpInfo]:
                     )
                 )
     return operators
+
+
+def input_names(flatbuffer: bytes) -> list[str]:
+    """Names of the main block's input tensors, in the order the reference model expects its inputs."""
+    from tosa.TosaGraph import TosaGraph
+
+    block = TosaGraph.GetRootAs(bytes(flatbuffer), 0).Regions(0).Blocks(0)
+    return [block.Inputs(i).decode() for i in range(block.InputsLength())]
