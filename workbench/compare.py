@@ -28,14 +28,14 @@ def tolerance(case_dtype: str | None, expected) -> tuple[float, float]:
 
 
 def _values(tensor):
+    """Nested lists of the tensor's values (floats for half types); only the leading values of a large one."""
     torch = _stack.torch()
-    flat = tensor.detach().reshape(-1)
-    if flat.dtype in (torch.float16, torch.bfloat16):
-        flat = flat.to(torch.float32)
-    values = flat[:MAX_STORED_VALUES].tolist()
-    if tensor.numel() <= MAX_STORED_VALUES and tensor.dim() > 0:
-        return tensor.detach().to(flat.dtype).tolist()
-    return values
+    values = tensor.detach()
+    if values.dtype in (torch.float16, torch.bfloat16):
+        values = values.to(torch.float32)
+    if values.numel() <= MAX_STORED_VALUES:
+        return values.tolist()
+    return values.reshape(-1)[:MAX_STORED_VALUES].tolist()
 
 
 def compare_output(index: int, expected, actual, case_dtype: str | None) -> OutputComparison:

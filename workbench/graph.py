@@ -71,9 +71,10 @@ def _short_target(target: str) -> str:
 def partition_graph(result) -> PartitionGraph:
     graph = PartitionGraph()
     failed = result.outcome is Outcome.LOWERING_ERROR
+    computed = {record.name for record in result.nodes}
     for record in result.nodes:
         for arg in record.args:
-            if arg not in graph.nodes and all(arg != r.name for r in result.nodes):
+            if arg not in graph.nodes and arg not in computed:
                 graph.nodes[arg] = GraphNode(arg, arg, "input")
         kind = ("failed" if failed else "delegated") if record.delegated else "cpu"
         dtype = ",".join(record.output_dtypes)
@@ -98,12 +99,13 @@ def _layout(graph: PartitionGraph) -> None:
         rows[node.layer] = node.row + 1
 
 
-def draw_partition(result, *, width_per_layer: float = 2.6, height_per_row: float = 1.6):
+def draw_partition(result, graph: PartitionGraph | None = None, *, width_per_layer: float = 2.6,
+                   height_per_row: float = 1.6):
     """A matplotlib Figure of the partition graph with a legend; delegates drawn as boxes around their nodes."""
     import matplotlib.pyplot as plt
     from matplotlib.patches import FancyBboxPatch, Patch, Rectangle
 
-    graph = partition_graph(result)
+    graph = graph or partition_graph(result)
     layers = max((n.layer for n in graph.nodes.values()), default=0) + 1
     rows = max((n.row for n in graph.nodes.values()), default=0) + 1
     fig, ax = plt.subplots(figsize=(max(6.0, layers * width_per_layer), max(3.6, rows * height_per_row + 2.0)))

@@ -169,7 +169,7 @@ class Explorer(widgets.VBox):
         """Fill every tab from one result."""
         self.result = result
         self.graph = partition_graph(result)
-        self.graph_image.value = views.figure_png(draw_partition(result))
+        self.graph_image.value = views.figure_png(draw_partition(result, self.graph))
         self.reasons_html.value = _table_html(views.reasons_frame(result))
         self.numerics_html.value = (
             f"<b>numerics: {result.numerics.value}</b><br>" + _table_html(views.numerics_frame(result))
