@@ -5,11 +5,17 @@ profile, why, whether lowering succeeds, and whether the TOSA reference model ag
     result = workbench.run_case("cumsum", "int64", "TOSA-1.1+INT+int64")
     print(result)             # outcome, numerics, per-node decisions and reasons
     result.to_dict()          # the same as JSON-safe data
+    table = workbench.sweep(preset="smoke")
+
+The heavy parts (torch, executorch) load on first use, so reading cached results stays fast.
 """
+
+import importlib
 
 from .errors import (
     InputMismatchError,
     ProfileError,
+    ResultsFileError,
     UnknownDtypeError,
     UnknownOperatorError,
     UnknownPolicyError,
@@ -17,8 +23,30 @@ from .errors import (
     WorkbenchError,
 )
 from .outcomes import Numerics, Outcome, Stage
-from .pipeline import run_case, run_model
 from .result import CaseResult
+
+_LAZY = {
+    "run_case": "pipeline",
+    "run_model": "pipeline",
+    "sweep": "sweep",
+    "diff": "diff",
+    "load_results": "results_io",
+    "save_results": "results_io",
+    "catalogue": None,
+    "profiles": None,
+    "policies": None,
+    "dtypes": None,
+    "views": None,
+    "graph": None,
+}
+
+
+def __getattr__(name):
+    if name not in _LAZY:
+        raise AttributeError(f"module 'workbench' has no attribute {name!r}")
+    module = importlib.import_module(f".{_LAZY[name] or name}", __name__)
+    return module if _LAZY[name] is None else getattr(module, name)
+
 
 __all__ = [
     "CaseResult",
@@ -26,12 +54,12 @@ __all__ = [
     "Numerics",
     "Outcome",
     "ProfileError",
+    "ResultsFileError",
     "Stage",
     "UnknownDtypeError",
     "UnknownOperatorError",
     "UnknownPolicyError",
     "UnsupportedDtypeError",
     "WorkbenchError",
-    "run_case",
-    "run_model",
+    *_LAZY,
 ]

@@ -84,3 +84,8 @@ def versions() -> dict[str, str]:
         except importlib.metadata.PackageNotFoundError:
             found[package] = "not installed"
     return found
+
+
+def arm_backend_label() -> str:
+    """Which Arm backend produces results: the installed executorch's."""
+    return f"installed executorch {versions()['executorch']}"

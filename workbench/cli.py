@@ -25,6 +25,12 @@ REVIEW_CASES: tuple[tuple[str, str], ...] = (
 REVIEW_PROFILES: tuple[str, ...] = ("TOSA-1.0+INT", "TOSA-1.1+INT+int64")
 
 
+def _sweep_presets() -> list[str]:
+    from .sweep import PRESETS
+
+    return list(PRESETS)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="workbench", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -43,6 +49,34 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--policy", default=None)
     run.add_argument("--seed", type=int, default=0)
     run.add_argument("--json", action="store_true", help="print the full result as JSON")
+    run.add_argument("--isolate", action="store_true", help="run in a child process (crash and hang safe)")
+    run.add_argument("--timeout", type=float, default=None, help="seconds before an isolated case is stopped")
+
+    sweep = sub.add_parser("sweep", help="run the operator x dtype x profile matrix (parallel, cached)")
+    sweep.add_argument("--preset", help="a named sweep: " + ", ".join(_sweep_presets()))
+    sweep.add_argument("--ops", nargs="+")
+    sweep.add_argument("--dtypes", nargs="+")
+    sweep.add_argument("--profiles", nargs="+")
+    sweep.add_argument("--policy", default=None)
+    sweep.add_argument("--workers", type=int, default=None, help="worker processes (default: number of cores)")
+    sweep.add_argument("--no-cache", action="store_true", help="recompute every case, write nothing")
+    sweep.add_argument("--cache-dir", default=None, help="cache folder (default: $WORKBENCH_CACHE_DIR or "
+                       "~/.cache/tosa-workbench)")
+    sweep.add_argument("--scheduler", default=None, help="Dask scheduler address to run on a cluster")
+    sweep.add_argument("--timeout", type=float, default=None, help="seconds per case before it is stopped")
+    sweep.add_argument("--seed", type=int, default=0)
+    sweep.add_argument("--out", required=True, help="results file: .csv or .parquet")
+
+    diff = sub.add_parser("diff", help="the cases whose outcome or numerics changed between two sweep results")
+    diff.add_argument("before")
+    diff.add_argument("after")
+    diff.add_argument("--json", action="store_true")
+
+    report = sub.add_parser("report", help="write a markdown or HTML report of a sweep result")
+    report.add_argument("results")
+    report.add_argument("--format", choices=("md", "html"), default="md")
+    report.add_argument("--against", default=None, help="a second results file: include the grouped diff")
+    report.add_argument("--out", default=None, help="write here instead of printing")
 
     review = sub.add_parser("review", help="run the EXT-INT64 review cases and print their table")
     review.add_argument("--json", action="store_true")
@@ -77,7 +111,8 @@ def _cmd_profiles(args) -> None:
 def _cmd_run(args) -> None:
     from .pipeline import run_case
 
-    result = run_case(args.op, args.dtype, args.profile, policy=args.policy, seed=args.seed)
+    result = run_case(args.op, args.dtype, args.profile, policy=args.policy, seed=args.seed, isolate=args.isolate,
+                      timeout=args.timeout)
     print(json.dumps(result.to_dict(), indent=2) if args.json else result)
 
 
@@ -97,7 +132,48 @@ def _cmd_review(args) -> None:
         print(format_results_table(results))
 
 
-_COMMANDS = {"ops": _cmd_ops, "profiles": _cmd_profiles, "run": _cmd_run, "review": _cmd_review}
+def _cmd_sweep(args) -> None:
+    from .results_io import save_results
+    from .sweep import sweep
+
+    if args.preset is None and args.ops is None:
+        raise WorkbenchError(f"say what to sweep: --preset NAME ({', '.join(_sweep_presets())}) or --ops OP ...")
+    cache = False if args.no_cache else (args.cache_dir or True)
+    table = sweep(args.ops, args.dtypes, args.profiles, policy=args.policy, workers=args.workers, cache=cache,
+                  preset=args.preset, scheduler=args.scheduler, seed=args.seed, timeout=args.timeout)
+    path = save_results(table, args.out)
+    counts = table["outcome"].value_counts().to_dict()
+    print(f"{len(table)} cases ({int(table['cached'].sum())} from the cache) -> {path}: "
+          + ", ".join(f"{k} {v}" for k, v in counts.items()))
+
+
+def _cmd_diff(args) -> None:
+    from .diff import diff
+
+    result = diff(args.before, args.after)
+    if args.json:
+        print(json.dumps({"compared": {k: list(v) for k, v in result.compared.items()},
+                          "transitions": result.transitions.to_dict(orient="records"),
+                          "changed": result.changed.to_dict(orient="records")}, indent=2, default=str))
+    else:
+        print(result.to_text())
+
+
+def _cmd_report(args) -> None:
+    from .diff import diff
+    from .report import report, write_report
+
+    comparison = diff(args.against, args.results) if args.against else None
+    if args.out:
+        print(write_report(args.results, args.out, format=args.format, diff=comparison))
+    else:
+        print(report(args.results, format=args.format, diff=comparison))
+
+
+_COMMANDS = {
+    "ops": _cmd_ops, "profiles": _cmd_profiles, "run": _cmd_run, "review": _cmd_review, "sweep": _cmd_sweep,
+    "diff": _cmd_diff, "report": _cmd_report,
+}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -30,6 +30,10 @@ class UnknownPolicyError(WorkbenchError):
     """A partition policy name that does not exist."""
 
 
+class UnknownPresetError(WorkbenchError):
+    """A sweep preset name that does not exist."""
+
+
 class InputMismatchError(WorkbenchError):
     """Example inputs that do not fit a module's forward."""
 
@@ -40,3 +44,7 @@ def nearest(name: str, choices: Iterable[str], n: int = 5) -> list[str]:
     close = difflib.get_close_matches(name, choices, n=n, cutoff=0.5)
     prefixed = [c for c in choices if c.startswith(name) or name in c]
     return list(dict.fromkeys(close + prefixed))[:n]
+
+
+class ResultsFileError(WorkbenchError):
+    """A file that is not a sweep result (missing columns, unreadable, wrong format)."""

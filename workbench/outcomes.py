@@ -7,12 +7,17 @@ Outcome (what the partitioner and lowering did):
   lowering_error  conversion to edge, partitioning or TOSA lowering raised
                   (typically: the partitioner accepted a node that lowering cannot carry)
   export_error    the model could not be run eagerly, quantized or exported with torch.export
+  crashed         the isolated child process running the case was killed by a signal (e.g. SIGSEGV in
+                  native code); the error names the signal and the stage it was in
+  timeout         the case ran past its time limit and its child process was stopped; the error names the stage
 
 Numerics (what the TOSA reference model computed against eager PyTorch):
   match            every output equal (bool, integers) or within the dtype's tolerance (floats)
   mismatch         at least one output differs beyond tolerance, or in shape or dtype
   not_run          nothing was delegated, or an earlier stage failed
   reference_error  the reference model rejected the TOSA graph or the program could not be executed
+
+crashed and timeout keep what was known before the child stopped (e.g. the partition decisions).
 
 Compute nodes are call_function nodes other than getitem and quantize/dequantize,
 which carry no computation of their own.
@@ -29,6 +34,8 @@ class Outcome(str, Enum):
     FALLBACK = "fallback"
     LOWERING_ERROR = "lowering_error"
     EXPORT_ERROR = "export_error"
+    CRASHED = "crashed"
+    TIMEOUT = "timeout"
 
     def __str__(self) -> str:
         return self.value

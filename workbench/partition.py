@@ -75,6 +75,7 @@ def _recording_partitioner_class():
 
         entered = False
         records: list[NodeRecord] | None = None
+        on_stage = None  # called with (stage, node records or None) as partitioning starts and ends
 
         def _create_operator_support(self, containing_program, reporter):
             # The reporter is created inside partition(); this is where it is handed to the checks.
@@ -84,20 +85,27 @@ def _recording_partitioner_class():
         def partition(self, exported_program):
             self.entered = True
             self._workbench_reporter = None
+            if self.on_stage:
+                self.on_stage("partition", None)
             result = super().partition(exported_program)
             reporter = self._workbench_reporter
             # WhyNoPartitionReporter keeps node -> reason in this dict; its public API only renders a table.
             rejected = dict(getattr(reporter, "_rejected_nodes", {}) or {})
             self.records = node_records(result.tagged_exported_program.graph_module, rejected)
+            if self.on_stage:
+                self.on_stage("lowering", self.records)
             return result
 
     return RecordingTOSAPartitioner
 
 
-def make_partitioner(profile: str, additional_checks=()):
+def make_partitioner(profile: str, additional_checks=(), on_stage=None):
     arm = _stack.arm()
-    cls = _recording_partitioner_class()
-    return cls(arm.TosaCompileSpec(profile), additional_checks=list(additional_checks) or None)
+    partitioner = _recording_partitioner_class()(
+        arm.TosaCompileSpec(profile), additional_checks=list(additional_checks) or None
+    )
+    partitioner.on_stage = on_stage
+    return partitioner
 
 
 def _is_qdq(target) -> bool:

@@ -23,6 +23,10 @@ class Policy:
     def checks(self, profile: Profile) -> list:
         return list(self.make_checks(profile))
 
+    def fingerprint(self) -> str:
+        """What the cache keys a policy on."""
+        return self.name
+
     def __str__(self) -> str:
         return self.name
 

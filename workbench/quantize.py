@@ -3,21 +3,19 @@
 from __future__ import annotations
 
 from . import _stack
-from .profiles import Profile
 
 
-def quantize(module, inputs: tuple, profile: Profile):
+def quantize(module, inputs: tuple, quantizer_profile: str):
     """The PT2E-converted model (float in, float out, int8 quantize/dequantize inside), calibrated on `inputs`.
 
-    The quantizer needs an INT profile; for an FP-only profile the INT profile of the same version is used,
-    so the quantized model does not depend on which float profile it is then lowered for.
+    `quantizer_profile` is the INT profile of the target's TOSA version (the pipeline passes
+    "TOSA-<version>+INT"), so the quantized model is the same for every profile of that version.
     """
     torch = _stack.torch()
     _stack.arm()
     from executorch.backends.arm.quantizer import TOSAQuantizer, get_symmetric_quantization_config
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
-    quantizer_profile = profile.name if profile.supports_int else f"TOSA-{profile.version}+INT"
     quantizer = TOSAQuantizer(_stack.arm().TosaCompileSpec(quantizer_profile))
     quantizer.set_global(get_symmetric_quantization_config())
     graph = torch.export.export(module, inputs).module()

@@ -142,3 +142,35 @@ class CaseResult:
         from .render_text import format_result
 
         return format_result(self)
+
+
+def _tuples(value):
+    """JSON lists back to the tuples the dataclasses hold (shapes nest)."""
+    return tuple(_tuples(v) for v in value) if isinstance(value, list) else value
+
+
+def result_from_dict(data: dict) -> CaseResult:
+    """The inverse of CaseResult.to_dict(): how results come back from worker processes and the cache."""
+    error = data.get("error")
+    return CaseResult(
+        op=data["op"],
+        dtype=data.get("dtype"),
+        profile=data["profile"],
+        policy=data["policy"],
+        seed=data.get("seed"),
+        outcome=Outcome(data["outcome"]),
+        numerics=Numerics(data["numerics"]),
+        nodes=tuple(NodeRecord(**{k: _tuples(v) for k, v in n.items()}) for n in data.get("nodes", ())),
+        error=None if error is None else ErrorInfo(**error),
+        delegates=tuple(
+            DelegateRecord(name=d["name"], tosa_ops=tuple(d["tosa_ops"]),
+                           flatbuffer=base64.b64decode(d["flatbuffer_base64"]))
+            for d in data.get("delegates", ())
+        ),
+        outputs=tuple(
+            OutputComparison(**{k: (tuple(v) if k == "shape" else v) for k, v in o.items()})
+            for o in data.get("outputs", ())
+        ),
+        timings=dict(data.get("timings", {})),
+        versions=dict(data.get("versions", {})),
+    )

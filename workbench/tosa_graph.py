@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
@@ -19,7 +19,12 @@ class TosaOpInfo:
     outputs: tuple[TosaTensorInfo, ...]
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """JSON-shaped (lists, not tuples), so a result reads back from JSON equal to itself."""
+
+        def tensor(t: TosaTensorInfo) -> dict:
+            return {"name": t.name, "dtype": t.dtype, "shape": list(t.shape)}
+
+        return {"op": self.op, "inputs": [tensor(t) for t in self.inputs], "outputs": [tensor(t) for t in self.outputs]}
 
 
 def _enum_names(enum_class) -> dict[int, str]:
