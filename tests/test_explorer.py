@@ -86,3 +86,11 @@ def test_threaded_run_fills_the_tabs_and_keeps_the_widget_usable():
     ui.run_button.click()
     ui.wait(300)
     assert ui.result.outcome.value == "delegated" and not ui.run_button.disabled
+
+
+def test_isolated_run_from_the_explorer():
+    ui = Explorer(threaded=False)
+    ui.op.value, ui.dtype.value, ui.profile.value = "cumsum", "int64", "TOSA-1.1+INT+int64"
+    ui.isolate.value = True
+    ui.run_button.click()
+    assert ui.result.outcome.value == "lowering_error" and "root cause" in ui.error_html.value

@@ -26,12 +26,13 @@ def test_committed_without_outputs(path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
-def test_notebook_runs(path, monkeypatch):
+def test_notebook_runs(path, monkeypatch, tmp_path):
     from nbclient import NotebookClient
 
     # The kernel inherits this environment: draw figures with the inline backend (no display needed),
     # whatever backend the caller's environment names.
     monkeypatch.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")
+    monkeypatch.setenv("WORKBENCH_CACHE_DIR", str(tmp_path / "cache"))  # sweeps start cold, the user's cache untouched
     notebook = nbformat.read(path, as_version=4)
     client = NotebookClient(
         notebook,

@@ -1,23 +1,22 @@
 """Results files, diffs, heatmaps and reports, on hand-built sweep results (no executorch runs)."""
 
+import math
+import re
+
 import matplotlib
+import numpy as np
+import pandas as pd
+import pytest
+from matplotlib.colors import to_rgb
+
+from workbench.diffs import diff
+from workbench.errors import ResultsFileError, WorkbenchError
+from workbench.outcomes import Outcome
+from workbench.plots import ABSENT_COLOUR, OUTCOME_CODES, OUTCOME_COLOURS, diff_heatmap, outcome_heatmap
+from workbench.report import report, write_report
+from workbench.results_io import RESULT_COLUMNS, load_results, save_results
 
 matplotlib.use("Agg")
-
-import math  # noqa: E402
-import re  # noqa: E402
-
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-import pytest  # noqa: E402
-from matplotlib.colors import to_rgb  # noqa: E402
-
-from workbench.diff import diff  # noqa: E402
-from workbench.errors import ResultsFileError, WorkbenchError  # noqa: E402
-from workbench.outcomes import Outcome  # noqa: E402
-from workbench.plots import ABSENT_COLOUR, OUTCOME_CODES, OUTCOME_COLOURS, diff_heatmap, outcome_heatmap  # noqa: E402
-from workbench.report import report, write_report  # noqa: E402
-from workbench.results_io import RESULT_COLUMNS, load_results, save_results  # noqa: E402
 
 INT = "TOSA-1.0+INT"
 INT64 = "TOSA-1.1+INT+int64"
@@ -135,7 +134,7 @@ def test_a_file_that_is_not_a_table(tmp_path):
     with pytest.raises(ResultsFileError, match="missing columns op, dtype"):
         load_results(tmp_path / "notes.csv")
     (tmp_path / "notes.parquet").write_text("not parquet at all")
-    with pytest.raises(ResultsFileError, match="cannot read .*notes.parquet as Parquet"):
+    with pytest.raises(ResultsFileError, match=r"cannot read .*notes\.parquet as Parquet"):
         load_results(tmp_path / "notes.parquet")
     (tmp_path / "empty.csv").write_text("")
     with pytest.raises(ResultsFileError, match="cannot read"):

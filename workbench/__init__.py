@@ -28,8 +28,8 @@ from .result import CaseResult
 _LAZY = {
     "run_case": "pipeline",
     "run_model": "pipeline",
-    "sweep": "sweep",
-    "diff": "diff",
+    "sweep": "sweeps",
+    "diff": "diffs",
     "load_results": "results_io",
     "save_results": "results_io",
     "catalogue": None,

@@ -26,7 +26,7 @@ REVIEW_PROFILES: tuple[str, ...] = ("TOSA-1.0+INT", "TOSA-1.1+INT+int64")
 
 
 def _sweep_presets() -> list[str]:
-    from .sweep import PRESETS
+    from .sweeps import PRESETS
 
     return list(PRESETS)
 
@@ -74,7 +74,8 @@ def _parser() -> argparse.ArgumentParser:
 
     report = sub.add_parser("report", help="write a markdown or HTML report of a sweep result")
     report.add_argument("results")
-    report.add_argument("--format", choices=("md", "html"), default="md")
+    report.add_argument("--format", choices=("md", "html"), default=None,
+                        help="default: from --out's extension, else md")
     report.add_argument("--against", default=None, help="a second results file: include the grouped diff")
     report.add_argument("--out", default=None, help="write here instead of printing")
 
@@ -134,7 +135,7 @@ def _cmd_review(args) -> None:
 
 def _cmd_sweep(args) -> None:
     from .results_io import save_results
-    from .sweep import sweep
+    from .sweeps import sweep
 
     if args.preset is None and args.ops is None:
         raise WorkbenchError(f"say what to sweep: --preset NAME ({', '.join(_sweep_presets())}) or --ops OP ...")
@@ -148,7 +149,7 @@ def _cmd_sweep(args) -> None:
 
 
 def _cmd_diff(args) -> None:
-    from .diff import diff
+    from .diffs import diff
 
     result = diff(args.before, args.after)
     if args.json:
@@ -160,14 +161,14 @@ def _cmd_diff(args) -> None:
 
 
 def _cmd_report(args) -> None:
-    from .diff import diff
+    from .diffs import diff
     from .report import report, write_report
 
     comparison = diff(args.against, args.results) if args.against else None
     if args.out:
         print(write_report(args.results, args.out, format=args.format, diff=comparison))
     else:
-        print(report(args.results, format=args.format, diff=comparison))
+        print(report(args.results, format=args.format or "md", diff=comparison))
 
 
 _COMMANDS = {

@@ -8,6 +8,7 @@ dies or runs past its time limit, the parent turns what it last heard into a `cr
 
 from __future__ import annotations
 
+import faulthandler
 import multiprocessing
 import os
 import signal
@@ -51,6 +52,8 @@ class _Reporter:
 
 
 def _child_main(conn, work: Callable[[_Reporter], None]) -> None:
+    # A crash is reported by the parent in one line; an inherited fault handler would dump stacks to stderr.
+    faulthandler.disable()
     reporter = _Reporter(conn)
     try:
         work(reporter)

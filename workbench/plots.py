@@ -97,7 +97,8 @@ def _heatmap(rows: list, columns: list[tuple], cells: dict, title: str, cell_fon
     longest = max((len(" ".join(map(str, c))) for c in columns), default=1)
     rotate = len(columns) > 6 and longest > 8
     head = (0.09 * longest if rotate else 0.2 * max(len(c) for c in columns)) + 0.6
-    fig = Figure(figsize=(2.5 + max(0.6 * len(columns), 2.0) + 2.3, 0.6 + head + 0.28 * len(rows)))
+    height = max(0.6 + head + 0.28 * len(rows), 3.4)  # at least the legend's height
+    fig = Figure(figsize=(2.5 + max(0.6 * len(columns), 2.0) + 2.3, height))
     ax = fig.add_subplot()
     ax.imshow(grid, aspect="auto", interpolation="nearest")
     for (row, column), (_, text) in cells.items():

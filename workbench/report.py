@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from .diff import DiffResult
-from .diff import diff as diff_results
+from .diffs import DiffResult
+from .diffs import diff as diff_results
 from .errors import WorkbenchError
 from .plots import (
     ABSENT_COLOUR,
@@ -76,8 +76,6 @@ def _provenance(frame: pd.DataFrame) -> list[tuple[str, str]]:
         ("executorch", values("executorch")),
         ("tosa-tools", values("tosa_tools")),
         ("Arm backend", values("arm_backend")),
-        ("profiles", values("profile")),
-        ("policies", values("policy")),
     ]
 
 
@@ -93,9 +91,9 @@ def _counts(frame: pd.DataFrame) -> tuple[str, str]:
 
 def _matrix(frame: pd.DataFrame):
     """(constant parts, column labels, ops, cells): cells map (op, column) to (outcome, numerics)."""
-    parts = ["dtype", "profile"] + (["policy"] if frame["policy"].nunique() > 1 else [])
+    parts = ["dtype", "profile", "policy"]
     varying = [p for p in parts if frame[p].nunique() > 1] or ["dtype"]
-    constant = {p: frame[p].iloc[0] for p in parts if p not in varying and len(frame)}
+    constant = {} if frame.empty else {p: frame[p].iloc[0] for p in parts if p not in varying}
     columns = list(dict.fromkeys(tuple(r) for r in frame[varying].itertuples(index=False)))
     ops = list(dict.fromkeys(frame["op"]))
     cells = {
@@ -120,6 +118,12 @@ def _failures(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns + ["outcome", "numerics", "stage", "root cause"])
 
 
+def _case_list(cases: pd.DataFrame, limit: int = 30) -> str:
+    names = [f"{r.op} ({r.dtype}, {r.profile})" for r in cases.head(limit).itertuples(index=False)]
+    more = f", … (+{len(cases) - limit})" if len(cases) > limit else ""
+    return ", ".join(names) + more
+
+
 def _legend_items() -> list[tuple[str, str]]:
     return [(code, outcome) for outcome, code in OUTCOME_CODES.items()] + [
         (mark, f"numerics {numerics}") for numerics, mark in NUMERICS_MARKS.items()
@@ -131,7 +135,7 @@ def _legend_items() -> list[tuple[str, str]]:
 def _markdown(frame: pd.DataFrame, diff: DiffResult | None, title: str) -> str:
     outcomes, numerics = _counts(frame)
     lines = [f"## {title}", ""]
-    lines += [" · ".join(f"{name} `{value}`" for name, value in _provenance(frame)[:4]), ""]
+    lines += [" · ".join(f"{name} `{value}`" for name, value in _provenance(frame)), ""]
     lines += [f"**{len(frame)} cases**: {outcomes or 'none'}; numerics: {numerics or 'none'}", ""]
 
     if diff is not None:
@@ -146,8 +150,7 @@ def _markdown(frame: pd.DataFrame, diff: DiffResult | None, title: str) -> str:
             lines += _folded(_md_table(["transition", "cases", "ops"], rows), f"{len(rows)} transitions")
         for side, unmatched in (("before", diff.only_before), ("after", diff.only_after)):
             if not unmatched.empty:
-                cases = ", ".join(f"{r.op} ({r.dtype})" for r in unmatched.itertuples(index=False))
-                lines += [f"Only in {side} ({len(unmatched)}): {_md_cell(cases)}", ""]
+                lines += [f"Only in {side} ({len(unmatched)}): {_md_cell(_case_list(unmatched))}", ""]
 
     constant, columns, ops, cells = _matrix(frame)
     lines += ["### Matrix", ""]
@@ -236,8 +239,7 @@ def _html(frame: pd.DataFrame, diff: DiffResult | None, title: str) -> str:
             body.append(_html_table(["transition", "cases", "ops"], diff.transitions.values.tolist()))
         for side, unmatched in (("before", diff.only_before), ("after", diff.only_after)):
             if not unmatched.empty:
-                cases = ", ".join(f"{r.op} ({r.dtype})" for r in unmatched.itertuples(index=False))
-                body.append(f"<p>Only in {side} ({len(unmatched)}): {esc(cases)}</p>")
+                body.append(f"<p>Only in {side} ({len(unmatched)}): {esc(_case_list(unmatched))}</p>")
         body.append(_img(diff_heatmap(diff), "changed cases"))
 
     constant, columns, ops, cells = _matrix(frame)

@@ -28,8 +28,8 @@ ENTRIES = [
             (Operand((5,)),), ("int64", "int32"), "x[::2] on a five-element tensor"),
     OpEntry("slice_dynamic", "review", ("aten.slice_copy.Tensor",), lambda x: x[1:],
             (Operand((6, 4)),), ("int32", "int64", "float32"), "x[1:] with a dynamic first dimension (torch.export Dim)",
-            dynamic_dims={0: {0: (2, 16)}}),
+            dynamic_dims={0: {0: (3, 16)}}),
     OpEntry("view_dynamic", "review", ("aten.view_copy.default",), lambda x: x.view(x.shape[0], -1),
             (Operand((4, 2, 3)),), ("int32", "int64", "float32"),
-            "x.view(n, -1) with a dynamic first dimension (torch.export Dim)", dynamic_dims={0: {0: (2, 16)}}),
+            "x.view(n, -1) with a dynamic first dimension (torch.export Dim)", dynamic_dims={0: {0: (3, 16)}}),
 ]

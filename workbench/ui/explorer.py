@@ -44,6 +44,8 @@ class Explorer(widgets.VBox):
                                            continuous_update=True, layout=widgets.Layout(display="none"))
         self.profile_status = widgets.HTML()
         self.policy = widgets.Dropdown(options=policies.names(), description="policy")
+        self.isolate = widgets.Checkbox(value=False, description="isolate (child process: crash and hang safe)",
+                                        indent=False)
         self.run_button = widgets.Button(description="Run", button_style="primary", icon="play")
         self.progress = widgets.IntProgress(value=0, min=0, max=1, description="", bar_style="info",
                                             layout=widgets.Layout(visibility="hidden", width="160px"))
@@ -90,7 +92,7 @@ class Explorer(widgets.VBox):
         controls = widgets.VBox([
             widgets.HBox([self.op, self.dtype]),
             widgets.HBox([self.profile, self.custom_profile, self.profile_status]),
-            widgets.HBox([self.policy, self.run_button, self.progress]),
+            widgets.HBox([self.policy, self.isolate, self.run_button, self.progress]),
             self.status,
         ])
         super().__init__([controls, self.tabs])
@@ -151,7 +153,8 @@ class Explorer(widgets.VBox):
 
     def _run_and_show(self):
         try:
-            result = run_case(self.op.value, self.dtype.value, self.chosen_profile, policy=self.policy.value)
+            result = run_case(self.op.value, self.dtype.value, self.chosen_profile, policy=self.policy.value,
+                              isolate=self.isolate.value)
         except WorkbenchError as exc:  # bad input: said inline, never as a traceback
             self.status.value = f"<span style='color:#c62828'>✗ {html.escape('; '.join(str(exc).splitlines()))}</span>"
             return None

@@ -21,6 +21,9 @@ CHANGED_COLUMNS = ("outcome_before", "outcome_after", "numerics_before", "numeri
 
 @dataclass
 class DiffResult:
+    """The cases matched on `key`: those whose outcome or numerics changed, grouped by transition in
+    `transitions`; the unmatched rows of each side; and what differed wholesale (`compared`)."""
+
     key: list[str]
     changed: pd.DataFrame
     transitions: pd.DataFrame

@@ -1,0 +1,176 @@
+"""Sweeps: the matrix, the cache, export once per case, the Dask path, and the CLI."""
+
+import json
+import subprocess
+import sys
+import warnings
+
+import pytest
+
+import workbench
+from workbench import cache as result_cache
+from workbench.results_io import RESULT_COLUMNS
+from workbench.sweeps import PRESETS, run_group
+
+SMALL = dict(ops=["add", "cumsum", "cat_int64_int32"], dtypes=["int32", "int64"],
+             profiles=["TOSA-1.0+INT", "TOSA-1.1+INT+int64"], progress=False)
+
+
+@pytest.fixture(scope="module")
+def small_sweep(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("cache")
+    return folder, workbench.sweep(**SMALL, cache=str(folder))
+
+
+def test_rows_cover_the_matrix_and_skip_unsupported_dtypes(small_sweep):
+    _, table = small_sweep
+    assert list(table.columns) == list(RESULT_COLUMNS)
+    # cat_int64_int32 supports only int64: 2 + 2 + 1 dtype pairs, each under 2 profiles
+    assert len(table) == 10
+    assert not table["cached"].any()
+    assert set(table["arm_backend"]) == {"installed executorch 1.5.1"}
+
+
+def test_rows_agree_with_single_runs(small_sweep):
+    _, table = small_sweep
+    for op, dtype, profile in [("cumsum", "int64", "TOSA-1.1+INT+int64"), ("add", "int32", "TOSA-1.0+INT"),
+                               ("cat_int64_int32", "int64", "TOSA-1.0+INT")]:
+        row = table[(table.op == op) & (table.dtype == dtype) & (table.profile == profile)].iloc[0]
+        single = workbench.run_case(op, dtype, profile)
+        assert (row.outcome, row.numerics, row.reason) == (single.outcome.value, single.numerics.value,
+                                                           single.reason_summary())
+
+
+def test_a_second_sweep_comes_from_the_cache(small_sweep):
+    folder, table = small_sweep
+    again = workbench.sweep(**SMALL, cache=str(folder))
+    assert again["cached"].all()
+    columns = ["op", "dtype", "profile", "outcome", "numerics", "reason", "root_cause"]
+    assert again[columns].equals(table[columns])
+
+
+def test_cache_files_are_json_and_a_damaged_one_is_recomputed_with_a_warning(small_sweep, tmp_path):
+    folder, table = small_sweep
+    files = sorted((folder / "cases").rglob("*.json"))
+    assert len(files) == len(table)
+    for path in files:
+        json.loads(path.read_text())  # never pickle: every entry parses as JSON
+    victim = files[0]
+    victim.write_text(victim.read_text()[: len(victim.read_text()) // 2])  # truncated mid-write
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        again = workbench.sweep(**SMALL, cache=str(folder))
+    assert any("damaged" in str(w.message) for w in caught)
+    assert (~again["cached"]).sum() == 1
+    assert again["outcome"].tolist() == table["outcome"].tolist()
+    json.loads(victim.read_text())  # rewritten whole
+
+
+def test_the_key_follows_versions_profile_policy_and_case(monkeypatch):
+    base = result_cache.case_key("add", "int32", 0, "TOSA-1.0+INT", "stock")
+    assert base == result_cache.case_key("add", "int32", 0, "TOSA-1.0+INT", "stock")
+    assert base != result_cache.case_key("add", "int32", 1, "TOSA-1.0+INT", "stock")
+    assert base != result_cache.case_key("add", "int32", 0, "TOSA-1.0+FP", "stock")
+    assert base != result_cache.case_key("add", "int32", 0, "TOSA-1.0+INT", "other")
+    upgraded = dict(result_cache._stack.versions(), executorch="1.6.0")
+    monkeypatch.setattr(result_cache._stack, "versions", lambda: upgraded)
+    assert base != result_cache.case_key("add", "int32", 0, "TOSA-1.0+INT", "stock")
+
+
+class ListReporter:
+    def __init__(self):
+        self.stages, self.results = [], []
+
+    def start(self, index):
+        pass
+
+    def stage(self, stage, nodes):
+        self.stages.append(stage)
+
+    def result(self, result):
+        self.results.append(result)
+
+
+def test_a_case_is_exported_once_for_all_its_profiles():
+    reporter = ListReporter()
+    profiles = ["TOSA-1.0+INT", "TOSA-1.1+INT+int64", "TOSA-1.0+FP"]
+    run_group(reporter, "cumsum", "int64", 0, profiles, workbench.policies.get("stock"))
+    assert reporter.stages.count("export") == 1
+    assert reporter.stages.count("to_edge") == 3
+    assert [r.outcome.value for r in reporter.results] == [
+        workbench.run_case("cumsum", "int64", p).outcome.value for p in profiles]
+
+
+def test_presets_exist_and_unknown_presets_name_the_valid_ones():
+    assert {"smoke", "int64-review"} <= set(PRESETS)
+    with pytest.raises(workbench.WorkbenchError, match="smoke"):
+        workbench.sweep(preset="smok", progress=False)
+
+
+@pytest.mark.slow
+def test_the_dask_path_gives_the_local_table(tmp_path):
+    from distributed import LocalCluster
+
+    local = workbench.sweep(preset="smoke", cache=False, progress=False)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                      host="127.0.0.1") as cluster:
+        remote = workbench.sweep(preset="smoke", cache=False, progress=False, scheduler=cluster.scheduler_address)
+    columns = ["op", "dtype", "profile", "outcome", "numerics", "reason", "root_cause"]
+    assert remote[columns].equals(local[columns])
+
+
+def cli(*args, env=None):
+    return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True, timeout=900,
+                          env=env)
+
+
+@pytest.mark.slow
+def test_cli_sweep_diff_and_report(tmp_path):
+    import os
+
+    env = dict(os.environ, WORKBENCH_CACHE_DIR=str(tmp_path / "cache"))
+    common = ["--ops", "add", "cumsum", "--dtypes", "int64"]
+    first = cli("sweep", *common, "--profiles", "TOSA-1.0+INT", "--out", str(tmp_path / "a.csv"), env=env)
+    assert first.returncode == 0, first.stderr
+    assert "sweep" in first.stderr  # the progress bar
+    second = cli("sweep", *common, "--profiles", "TOSA-1.1+INT+int64", "--out", str(tmp_path / "b.parquet"),
+                 env=env)
+    assert second.returncode == 0, second.stderr
+    same = cli("diff", str(tmp_path / "a.csv"), str(tmp_path / "a.csv"))
+    assert same.returncode == 0 and "no change" in same.stdout
+    changed = cli("diff", str(tmp_path / "a.csv"), str(tmp_path / "b.parquet"))
+    assert "fallback -> lowering_error: 2" in changed.stdout and "cumsum" in changed.stdout
+    report = cli("report", str(tmp_path / "b.parquet"), "--against", str(tmp_path / "a.csv"))
+    assert report.returncode == 0 and "fallback -> lowering_error" in report.stdout
+    html = cli("report", str(tmp_path / "b.parquet"), "--out", str(tmp_path / "r.html"))
+    assert html.returncode == 0 and "data:image/png;base64" in (tmp_path / "r.html").read_text()
+
+
+def test_cli_rejects_a_file_that_is_not_a_sweep_result(tmp_path):
+    bogus = tmp_path / "bogus.csv"
+    bogus.write_text("a,b\n1,2\n")
+    done = cli("diff", str(bogus), str(bogus))
+    assert done.returncode == 2
+    (line,) = [l for l in done.stderr.splitlines() if l.startswith("workbench: error")]
+    assert "op" in line and "Traceback" not in done.stderr
+
+
+@pytest.mark.slow
+def test_two_sweeps_writing_one_cache_at_once(tmp_path):
+    import os
+
+    env = dict(os.environ, WORKBENCH_CACHE_DIR=str(tmp_path / "cache"))
+    args = ["sweep", "--ops", "add", "neg", "cumsum", "--dtypes", "int32", "--workers", "1"]
+    runs = [subprocess.Popen([sys.executable, "-m", "workbench", *args, "--out", str(tmp_path / f"{i}.csv")],
+                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(2)]
+    for run in runs:
+        _, err = run.communicate(timeout=900)
+        assert run.returncode == 0, err
+    tables = [workbench.load_results(tmp_path / f"{i}.csv") for i in range(2)]
+    assert tables[0]["outcome"].tolist() == tables[1]["outcome"].tolist()
+    for path in (tmp_path / "cache").rglob("*"):
+        if path.is_file():
+            assert path.suffix == ".json", f"leftover {path.name}"
+            json.loads(path.read_text())
+    third = cli("sweep", *args[1:], "--out", str(tmp_path / "3.csv"), env=env)
+    assert third.returncode == 0 and "(6 from the cache)" in third.stdout
