@@ -71,6 +71,7 @@ def _parser() -> argparse.ArgumentParser:
     diff.add_argument("before")
     diff.add_argument("after")
     diff.add_argument("--json", action="store_true")
+    diff.add_argument("--brief", action="store_true", help="name at most 8 operators per transition")
 
     report = sub.add_parser("report", help="write a markdown or HTML report of a sweep result")
     report.add_argument("results")
@@ -157,7 +158,7 @@ def _cmd_diff(args) -> None:
                           "transitions": result.transitions.to_dict(orient="records"),
                           "changed": result.changed.to_dict(orient="records")}, indent=2, default=str))
     else:
-        print(result.to_text())
+        print(result.to_text(max_ops=8 if args.brief else None))
 
 
 def _cmd_report(args) -> None:

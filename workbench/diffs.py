@@ -36,7 +36,7 @@ class DiffResult:
         """True when a matched case changed or a case is in only one of the two results."""
         return not (self.changed.empty and self.only_before.empty and self.only_after.empty)
 
-    def to_text(self, max_ops: int = 8) -> str:
+    def to_text(self, max_ops: int | None = 8) -> str:
         lines = [f"compared {name}: {before} -> {after}" for name, (before, after) in self.compared.items()]
         if self.changed.empty:
             lines.append(f"no change in {self.matched} matched cases")
@@ -136,7 +136,7 @@ def _check_unique(frame: pd.DataFrame, key: list[str], side: str) -> None:
         )
 
 
-def _some(names: list[str], limit: int) -> str:
-    if len(names) <= limit:
+def _some(names: list[str], limit: int | None) -> str:
+    if limit is None or len(names) <= limit:
         return ", ".join(names)
     return ", ".join(names[:limit]) + f", ... (+{len(names) - limit})"
