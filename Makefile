@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup run review test test-fast clean
+.PHONY: setup run review test test-fast test-browser clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,13 +25,20 @@ run: setup
 review: setup
 	$(BIN)/workbench review
 
-# Every test, the slow ones (whole catalogue through the real stack) included.
+# Every test, the slow ones (whole catalogue through the real stack) included, then the browser tests.
 test: setup
-	$(BIN)/python -m pytest -n 2 --durations=15
+	bash scripts/ensure-browser.sh || [ "$$CI" != true ]
+	$(BIN)/python -m pytest -n 2 --durations=15 -m "not browser"
+	$(BIN)/python -m pytest -p no:xdist -m browser
 
 # Only the quick tests.
 test-fast: setup
-	$(BIN)/python -m pytest -n 2 -m "not slow"
+	$(BIN)/python -m pytest -n 2 -m "not slow and not browser"
+
+# The explorer notebook in JupyterLab, driven in headless Chromium (screenshots: $$WORKBENCH_ARTIFACTS/browser).
+test-browser: setup
+	bash scripts/ensure-browser.sh || [ "$$CI" != true ]
+	$(BIN)/python -m pytest -p no:xdist -m browser
 
 clean:
 	rm -rf $(VENV) .pytest_cache

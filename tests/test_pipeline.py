@@ -149,3 +149,11 @@ def test_a_delegate_that_ignores_its_input_gets_only_the_inputs_its_graph_takes(
     result = workbench.run_case(op, "int32", "TOSA-1.0+INT")
     assert result.outcome is Outcome.DELEGATED
     assert result.numerics is Numerics.MATCH
+
+
+def test_a_narrower_tosa_output_dtype_is_noted_not_hidden():
+    # zeros_like of int64 lowers to an INT32 constant while the program declares int64.
+    result = workbench.run_case("zeros_like", "int64", "TOSA-1.1+INT+int64")
+    assert result.outcome is Outcome.DELEGATED
+    assert any("TOSA gives int32" in note and "int64" in note for note in result.notes)
+    assert "TOSA gives int32" in result.reason_summary()

@@ -27,6 +27,7 @@ def case(op, dtype="int64", profile=INT, outcome="fallback", numerics="not_run",
     row = {
         "op": op, "dtype": dtype, "profile": profile, "policy": "stock", "outcome": outcome, "numerics": numerics,
         "reason": "", "root_cause": "", "error_stage": "", "max_abs_error": math.nan, "mismatches": 0,
+        "beyond_int32": 0,
         "seconds": 0.25, "cached": False, "torch": "2.13.0", "executorch": "1.5.1", "tosa_tools": "2026.8.0",
         "arm_backend": "installed executorch 1.5.1",
     }

@@ -32,12 +32,14 @@ _LAZY = {
     "diff": "diffs",
     "load_results": "results_io",
     "save_results": "results_io",
+    "suggest_allowlist": "allowlist",
     "catalogue": None,
     "profiles": None,
     "policies": None,
     "dtypes": None,
     "views": None,
     "graph": None,
+    "spec": None,
 }
 
 

@@ -1,9 +1,9 @@
 """The on-disk result cache: one JSON file per case, written atomically, never pickle.
 
 Location: $WORKBENCH_CACHE_DIR, else ~/.cache/tosa-workbench. A case's key covers its definition (operator
-name, dtype, seed and a hash of the catalogue's source files), profile, policy, the installed torch /
-executorch / tosa-tools versions and the Arm backend in use, so changing any of them misses exactly what it
-should. A file that cannot be read back is reported with a warning and recomputed.
+name, dtype, seed, and a hash of the source that defines cases and computes results), profile, policy, the
+installed torch / executorch / tosa-tools versions and the Arm backend in use, so changing any of them misses
+exactly what it should. A file that cannot be read back is reported with a warning and recomputed.
 """
 
 from __future__ import annotations
@@ -27,12 +27,17 @@ def default_dir() -> Path:
     return Path(configured).expanduser() if configured else Path.home() / ".cache" / "tosa-workbench"
 
 
+# The modules whose code decides what a result holds; presentation modules (views, plots, reports, UI) are not.
+_RESULT_SOURCES = ("_models.py", "dtypes.py", "pipeline.py", "partition.py", "reference.py", "compare.py",
+                   "tosa_graph.py", "quantize.py", "result.py", "failures.py", "outcomes.py", "policies.py")
+
+
 @functools.lru_cache(maxsize=None)
-def catalogue_fingerprint() -> str:
-    """A hash of the source text that defines catalogue cases (read as text: no torch import needed)."""
+def definition_fingerprint() -> str:
+    """A hash of the source that defines cases and computes results (read as text: no torch import needed)."""
     package = Path(__file__).parent
     digest = hashlib.sha256()
-    for path in sorted([*(package / "catalogue").glob("*.py"), package / "_models.py", package / "dtypes.py"]):
+    for path in sorted([*(package / "catalogue").glob("*.py"), *(package / name for name in _RESULT_SOURCES)]):
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
@@ -44,7 +49,7 @@ def _digest(payload: dict) -> str:
 
 def environment() -> dict:
     return {"format": FORMAT, "versions": _stack.versions(), "arm_backend": _stack.arm_backend_label(),
-            "catalogue": catalogue_fingerprint()}
+            "definition": definition_fingerprint()}
 
 
 def case_key(op: str, dtype: str, seed: int, profile: str, policy_fingerprint: str) -> str:

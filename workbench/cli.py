@@ -51,6 +51,10 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true", help="print the full result as JSON")
     run.add_argument("--isolate", action="store_true", help="run in a child process (crash and hang safe)")
     run.add_argument("--timeout", type=float, default=None, help="seconds before an isolated case is stopped")
+    run.add_argument("--emit-test", metavar="FILE", help="also write a pytest file asserting this outcome")
+
+    policy = sub.add_parser("policies", help="list partition policies, or print one's operator list")
+    policy.add_argument("--python", metavar="POLICY", help="print POLICY's list as a Python set of exir_ops targets")
 
     sweep = sub.add_parser("sweep", help="run the operator x dtype x profile matrix (parallel, cached)")
     sweep.add_argument("--preset", help="a named sweep: " + ", ".join(_sweep_presets()))
@@ -116,6 +120,25 @@ def _cmd_run(args) -> None:
     result = run_case(args.op, args.dtype, args.profile, policy=args.policy, seed=args.seed, isolate=args.isolate,
                       timeout=args.timeout)
     print(json.dumps(result.to_dict(), indent=2) if args.json else result)
+    if args.emit_test:
+        from pathlib import Path
+
+        from . import policies
+
+        Path(args.emit_test).write_text(result.to_pytest(policies.get(args.policy)))
+        print(f"wrote {args.emit_test}", file=sys.stderr)
+
+
+def _cmd_policies(args) -> None:
+    from . import policies
+
+    if args.python:
+        print(policies.get(args.python).to_python(), end="")
+        return
+    for name in policies.names():
+        chosen = policies.get(name)
+        count = "" if chosen.ops is None else f" ({len(chosen.ops)} edge operators)"
+        print(f"{name}{count}: {chosen.description}")
 
 
 def _cmd_review(args) -> None:
@@ -173,7 +196,7 @@ def _cmd_report(args) -> None:
 
 
 _COMMANDS = {
-    "ops": _cmd_ops, "profiles": _cmd_profiles, "run": _cmd_run, "review": _cmd_review, "sweep": _cmd_sweep,
+    "ops": _cmd_ops, "profiles": _cmd_profiles, "run": _cmd_run, "policies": _cmd_policies, "review": _cmd_review, "sweep": _cmd_sweep,
     "diff": _cmd_diff, "report": _cmd_report,
 }
 

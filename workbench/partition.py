@@ -80,6 +80,9 @@ def _recording_partitioner_class():
         def _create_operator_support(self, containing_program, reporter):
             # The reporter is created inside partition(); this is where it is handed to the checks.
             self._workbench_reporter = reporter
+            for check in self.additional_checks or ():
+                if hasattr(check, "bind"):  # policy checks that need the program and the reporter
+                    check.bind(containing_program, reporter, self.tosa_spec)
             return super()._create_operator_support(containing_program, reporter)
 
         def partition(self, exported_program):

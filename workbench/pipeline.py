@@ -183,12 +183,14 @@ def lower_and_check(prepared: Prepared, profile, policy, on_stage: StageObserver
     observe = on_stage or _ignore
     timings = _Timings(prepared.timings)
 
+    notes: list[str] = []
+
     def result(outcome, numerics=Numerics.NOT_RUN, *, nodes=(), error=None, delegates=(), outputs=()):
         return CaseResult(
             op=prepared.label, dtype=prepared.dtype, profile=profile.name, policy=policy.name, seed=prepared.seed,
             outcome=outcome, numerics=numerics, nodes=tuple(nodes), error=error,
             delegates=tuple(delegates), outputs=tuple(outputs), timings=dict(timings),
-            versions=dict(_stack.versions()),
+            versions=dict(_stack.versions()), notes=tuple(notes),
         )
 
     if prepared.error is not None:
@@ -216,6 +218,8 @@ def lower_and_check(prepared: Prepared, profile, policy, on_stage: StageObserver
     program = edge.exported_program()
     lowered, cpu_compute = lowered_layout(program.graph_module)
     delegates = [_delegate_record(m, i) for i, m in enumerate(lowered)]
+    for index, module in enumerate(lowered):
+        module._workbench_label = f"delegate_{index}"  # how notes about this delegate name it
     if not lowered:
         return result(Outcome.FALLBACK, nodes=nodes)
     outcome = Outcome.PARTIAL if cpu_compute else Outcome.DELEGATED
@@ -223,7 +227,7 @@ def lower_and_check(prepared: Prepared, profile, policy, on_stage: StageObserver
     observe(str(Stage.REFERENCE), None)
     try:
         with timings.stage("reference"):
-            actual = execute(program, prepared.inputs)
+            actual = execute(program, prepared.inputs, notes)
     except Exception as exc:
         return result(outcome, Numerics.REFERENCE_ERROR, nodes=nodes, delegates=delegates,
                       error=error_info(Stage.REFERENCE, exc))

@@ -53,8 +53,12 @@ def _to_torch(array, expected):
     return tensor.to(expected.dtype)
 
 
-def run_delegate(lowered_module, inputs) -> list:
-    """Run one delegate's TOSA flatbuffer on the reference model; outputs as tensors of the graph's dtypes."""
+def run_delegate(lowered_module, inputs, notes: list | None = None) -> list:
+    """Run one delegate's TOSA flatbuffer on the reference model; outputs as tensors of the graph's dtypes.
+
+    Where the TOSA graph's output dtype differs from what the program declares (e.g. INT32 for an int64
+    output), the values are widened for the rest of the program and the difference is added to `notes`.
+    """
     torch = _stack.torch()
     trm = _stack.reference_model()
     arrays = [_to_numpy(t) for t in _graph_inputs(lowered_module, inputs) if isinstance(t, torch.Tensor)]
@@ -66,7 +70,18 @@ def run_delegate(lowered_module, inputs) -> list:
         raise ReferenceModelError(f"reference model returned {getattr(status, 'name', status)}")
     output_node = lowered_module.original_module.graph.output_node()
     expected = [node.meta["val"] for node in output_node.args[0]]
+    if notes is not None:
+        for index, (array, fake) in enumerate(zip(outputs, expected)):
+            declared = str(fake.dtype).removeprefix("torch.")
+            produced = "bfloat16" if fake.dtype == torch.bfloat16 else str(array.dtype)
+            if produced != declared:
+                notes.append(f"{lowered_module_label(lowered_module)} output {index}: TOSA gives {produced} where "
+                             f"the program declares {declared} (compared after conversion)")
     return [_to_torch(array, fake) for array, fake in zip(outputs, expected)]
+
+
+def lowered_module_label(lowered_module) -> str:
+    return getattr(lowered_module, "_workbench_label", "delegate")
 
 
 def _graph_inputs(lowered_module, inputs) -> list:
@@ -85,8 +100,11 @@ def _graph_inputs(lowered_module, inputs) -> list:
     return list(inputs)
 
 
-def execute(edge_program, inputs) -> list:
-    """Run the whole lowered program on `inputs` and return its outputs as a flat list of tensors."""
+def execute(edge_program, inputs, notes: list | None = None) -> list:
+    """Run the whole lowered program on `inputs` and return its outputs as a flat list of tensors.
+
+    Observations that do not fail the run (see run_delegate) are appended to `notes`.
+    """
     torch = _stack.torch()
     from torch.overrides import TorchFunctionMode
 
@@ -95,7 +113,7 @@ def execute(edge_program, inputs) -> list:
     class ReferenceDispatch(TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):
             if func is delegate_hop:
-                return tuple(run_delegate(args[0], args[1:]))
+                return tuple(run_delegate(args[0], args[1:], notes))
             return func(*args, **(kwargs or {}))
 
     module = edge_program.module()

@@ -37,6 +37,7 @@ def format_result(result) -> str:
             f"output {out.index}: {status} {out.dtype}{list(out.shape)} max_abs_error={error} "
             f"mismatches={out.mismatches}/{out.numel}{extra}{note}"
         )
+    lines += [f"note: {note}" for note in result.notes]
     timing = " ".join(f"{k}={v:.2f}s" for k, v in result.timings.items())
     lines.append(f"timings: {timing}")
     return "\n".join(lines)

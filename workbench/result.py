@@ -92,6 +92,7 @@ class CaseResult:
     outputs: tuple[OutputComparison, ...]
     timings: dict[str, float]
     versions: dict[str, str]
+    notes: tuple[str, ...] = ()  # what the run observed without failing, e.g. a delegate's narrower output dtype
 
     @property
     def delegated_nodes(self) -> list[NodeRecord]:
@@ -110,14 +111,19 @@ class CaseResult:
     def mismatches(self) -> int:
         return sum(o.mismatches for o in self.outputs)
 
+    @property
+    def beyond_int32(self) -> int:
+        """Eager output values outside the int32 range, over all outputs."""
+        return sum(o.beyond_int32 for o in self.outputs)
+
     def reason_summary(self) -> str:
-        """One line: the first rejection reason, or the error's root cause."""
+        """One line: the error's root cause, else the first rejection reason, else the first note."""
         if self.error is not None:
             return self.error.one_line()
         for node in self.cpu_nodes:
             if node.reason:
                 return f"{node.name}: {node.reason}"
-        return ""
+        return self.notes[0] if self.notes else ""
 
     def to_dict(self) -> dict:
         return {
@@ -136,7 +142,17 @@ class CaseResult:
             "mismatches": self.mismatches,
             "timings": dict(self.timings),
             "versions": dict(self.versions),
+            "notes": list(self.notes),
         }
+
+    def to_pytest(self, policy=None) -> str:
+        """A standalone pytest file (source) that reruns this case and asserts its outcome and placement.
+
+        Pass the Policy object when the case ran under a policy that is not registered by name.
+        """
+        from .regression import to_pytest
+
+        return to_pytest(self, policy)
 
     def __str__(self) -> str:
         from .render_text import format_result
@@ -173,4 +189,5 @@ def result_from_dict(data: dict) -> CaseResult:
         ),
         timings=dict(data.get("timings", {})),
         versions=dict(data.get("versions", {})),
+        notes=tuple(data.get("notes", ())),
     )

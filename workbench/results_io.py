@@ -12,10 +12,11 @@ from .errors import ResultsFileError
 
 RESULT_COLUMNS: tuple[str, ...] = (
     "op", "dtype", "profile", "policy", "outcome", "numerics", "reason", "root_cause", "error_stage",
-    "max_abs_error", "mismatches", "seconds", "cached", "torch", "executorch", "tosa_tools", "arm_backend",
+    "max_abs_error", "mismatches", "beyond_int32", "seconds", "cached", "torch", "executorch", "tosa_tools",
+    "arm_backend",
 )
 FLOAT_COLUMNS = ("max_abs_error", "seconds")
-INT_COLUMNS = ("mismatches",)
+INT_COLUMNS = ("mismatches", "beyond_int32")
 BOOL_COLUMNS = ("cached",)
 TEXT_COLUMNS = tuple(c for c in RESULT_COLUMNS if c not in FLOAT_COLUMNS + INT_COLUMNS + BOOL_COLUMNS)
 FORMATS = {".csv": "CSV", ".parquet": "Parquet"}

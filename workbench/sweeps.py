@@ -82,6 +82,7 @@ def _row(result: CaseResult, cached: bool) -> dict:
         "outcome": result.outcome.value, "numerics": result.numerics.value, "reason": result.reason_summary(),
         "root_cause": error.root_cause if error else "", "error_stage": error.stage if error else "",
         "max_abs_error": result.max_abs_error, "mismatches": result.mismatches,
+        "beyond_int32": result.beyond_int32,
         "seconds": round(sum(result.timings.values()), 4), "cached": cached,
         "torch": result.versions.get("torch", ""), "executorch": result.versions.get("executorch", ""),
         "tosa_tools": result.versions.get("tosa-tools", ""), "arm_backend": _stack.arm_backend_label(),
@@ -141,18 +142,41 @@ def sweep(ops=None, dtypes=None, profiles=None, policy=None, workers: int | None
     """
     import pandas as pd
 
-    from .cache import ResultCache, request_key
     from .results_io import RESULT_COLUMNS
+
+    results = sweep_results(ops, dtypes, profiles, policy, workers, cache, preset=preset, scheduler=scheduler,
+                            seed=seed, timeout=timeout, progress=progress, cache_dir=cache_dir)
+    return pd.DataFrame([_row(r, cached) for r, cached in results.with_cached()], columns=RESULT_COLUMNS)
+
+
+class SweepResults(list):
+    """The CaseResults of a sweep in matrix order; `with_cached()` pairs each with whether it came from the cache."""
+
+    def __init__(self, results, cached):
+        super().__init__(results)
+        self.cached = list(cached)
+
+    def with_cached(self):
+        return zip(self, self.cached)
+
+
+def sweep_results(ops=None, dtypes=None, profiles=None, policy=None, workers: int | None = None, cache=True, *,
+                  preset: str | None = None, scheduler: str | None = None, seed: int = 0,
+                  timeout: float | None = None, progress: bool = False, cache_dir=None) -> SweepResults:
+    """The same sweep as full CaseResults (nodes, delegates, outputs), for analyses beyond the table."""
+    from .cache import ResultCache, request_key
 
     ops, dtypes, profiles = _resolve(ops, dtypes, profiles, preset)
     store = None
     if cache:
         store = ResultCache(cache_dir if cache_dir is not None else (None if cache is True else cache))
-    policy_name = getattr(policy, "name", policy) or "stock"
-    request = {"ops": ops, "dtypes": dtypes, "profiles": profiles, "policy": policy_name, "seed": seed}
+    # The fast path needs the policy's fingerprint without building its checks (no torch import); policy
+    # objects and policy files take the ordinary path.
+    by_name = policy is None or (isinstance(policy, str) and not policy.endswith((".toml", ".yaml", ".yml")))
+    request = {"ops": ops, "dtypes": dtypes, "profiles": profiles, "seed": seed,
+               "policy": _policy_fingerprint(policy) if by_name else None}
 
-    # Fast path: a request seen before, every case cached; answered without importing torch or executorch.
-    if store is not None and not hasattr(policy, "make_checks"):
+    if store is not None and by_name:
         keys = store.get_request(request_key(request))
         if keys:
             hits = [store.get(k) for k in keys]
@@ -161,7 +185,7 @@ def sweep(ops=None, dtypes=None, profiles=None, policy=None, workers: int | None
                 for hit in hits:
                     progress_bar.update(hit.outcome.value, True)
                 progress_bar.close()
-                return pd.DataFrame([_row(h, True) for h in hits], columns=RESULT_COLUMNS)
+                return SweepResults(hits, [True] * len(hits))
 
     pairs, specs, chosen = _expand(ops, dtypes, profiles, policy)
     from .cache import case_key
@@ -197,7 +221,13 @@ def sweep(ops=None, dtypes=None, profiles=None, policy=None, workers: int | None
     bar.close()
     if store is not None:
         store.put_request(request_key(request), [keys[c] for c in cases])
-    return pd.DataFrame([_row(*results[case]) for case in cases], columns=RESULT_COLUMNS)
+    return SweepResults([results[c][0] for c in cases], [results[c][1] for c in cases])
+
+
+def _policy_fingerprint(name) -> str:
+    from . import policies
+
+    return policies.get(name).fingerprint()
 
 
 def _run_local(todo: dict, seed: int, policy, workers: int | None, timeout: float | None):

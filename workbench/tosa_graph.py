@@ -50,6 +50,11 @@ def read_operators(flatbuffer: bytes) -> list[TosaOpInfo]:
                 name = tensor.Name().decode()
                 shape = tuple(tensor.Shape(i) for i in range(tensor.ShapeLength()))
                 tensors[name] = TosaTensorInfo(name, dtype_names.get(tensor.Type(), str(tensor.Type())), shape)
+            # Shape values (TOSA 1.1 CONST_SHAPE and friends) are listed apart from data tensors.
+            for t in range(block.ShapesLength()):
+                shape_value = block.Shapes(t)
+                name = shape_value.Name().decode()
+                tensors[name] = TosaTensorInfo(name, "SHAPE", (shape_value.Rank(),))
 
             def lookup(name: bytes) -> TosaTensorInfo:
                 key = name.decode()

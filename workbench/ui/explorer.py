@@ -174,8 +174,9 @@ class Explorer(widgets.VBox):
         self.graph = partition_graph(result)
         self.graph_image.value = views.figure_png(draw_partition(result, self.graph))
         self.reasons_html.value = _table_html(views.reasons_frame(result))
+        notes = "".join(f"<br><i>note: {html.escape(note)}</i>" for note in result.notes)
         self.numerics_html.value = (
-            f"<b>numerics: {result.numerics.value}</b><br>" + _table_html(views.numerics_frame(result))
+            f"<b>numerics: {result.numerics.value}</b>{notes}<br>" + _table_html(views.numerics_frame(result))
         )
         figure = views.numerics_figure(result)
         self.numerics_image.value = views.figure_png(figure) if figure is not None else b""

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Install what the browser tests (tests/test_browser.py, marker `browser`) need when it is missing: Debian's
+# Chromium, which they drive with Playwright for Python (that comes with the dev extra: pip install -e '.[dev]').
+# Idempotent, and silent when everything is there. Installs with apt-get only as root with apt-get available;
+# otherwise it says what to install and exits non-zero.
+# WORKBENCH_CHROMIUM names another Chromium or Chrome executable to use instead (then nothing is installed).
+set -euo pipefail
+
+CHROMIUM="${WORKBENCH_CHROMIUM:-/usr/bin/chromium}"
+
+if [ -x "$CHROMIUM" ]; then
+    exit 0
+fi
+
+if [ -n "${WORKBENCH_CHROMIUM:-}" ]; then
+    echo "ensure-browser: WORKBENCH_CHROMIUM=$CHROMIUM is not an executable" >&2
+    exit 1
+fi
+
+if [ "${EUID:-1}" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+    echo "ensure-browser: no Chromium at $CHROMIUM; install Debian's 'chromium' package" \
+         "(as root: apt-get update && apt-get install -y chromium), or set WORKBENCH_CHROMIUM" \
+         "to a Chromium or Chrome executable" >&2
+    exit 1
+fi
+
+echo "ensure-browser: installing Debian's chromium with apt-get ..." >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >/dev/null
+apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core >/dev/null
+
+if [ ! -x "$CHROMIUM" ]; then
+    echo "ensure-browser: apt-get installed chromium, but there is no executable at $CHROMIUM" >&2
+    exit 1
+fi
+echo "ensure-browser: installed $("$CHROMIUM" --version 2>/dev/null | tail -n 1)" >&2

@@ -1,0 +1,541 @@
+"""End to end: the explorer notebook in JupyterLab, driven in headless Chromium like a reviewer would use it.
+
+JupyterLab runs from this Python environment on a free loopback port with a one-off token and throw-away
+settings, workspaces, runtime, config and cache folders; it serves a temporary copy of
+notebooks/00-explorer.ipynb, so the repository is never touched. Debian's Chromium is driven with Playwright,
+kept off the network, with a fresh profile. Screenshots of each state are written to $WORKBENCH_ARTIFACTS
+(or a pytest temporary folder); the folder is printed.
+
+Needs Chromium (`bash scripts/ensure-browser.sh`) and Playwright (the dev extra). Without Chromium the tests
+skip, except under CI=true, where they fail. Run them alone with `pytest -m browser -p no:xdist`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import psutil  # with IPython, which the notebook's kernel runs on
+import pytest
+
+from workbench.graph import KIND_COLOURS
+from workbench.ui.explorer import CUSTOM_PROFILE, TAB_TITLES
+
+pytestmark = pytest.mark.browser
+
+REPO = Path(__file__).resolve().parent.parent
+NOTEBOOK = "00-explorer.ipynb"
+CHROMIUM = os.environ.get("WORKBENCH_CHROMIUM", "/usr/bin/chromium")
+# Flags that keep Chromium off the network (and quiet) whatever the machine has configured.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-default-apps",
+    "--metrics-recording-only",
+    "--no-default-browser-check",
+    "--disable-extensions",
+    "--disable-domain-reliability",
+    "--disable-client-side-phishing-detection",
+    "--no-proxy-server",
+]
+SERVER_START_SECONDS = 120
+NOTEBOOK_RUN_SECONDS = 300  # Run All: the notebook's own case imports executorch and lowers a model
+CASE_SECONDS = 180  # one press of Run (the first one may import executorch)
+UI_SECONDS = 30  # anything the browser does by itself
+# Lab settings for a quiet, predictable page: every cell in the DOM, no news or update prompts.
+LAB_SETTINGS = {
+    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
+    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false",
+                                                                        "checkForUpdates": False},
+}
+# In the partition graph PNG a node box covers some 2-3 % of the image, a legend swatch under 0.1 %.
+NODE_AREA = 0.005
+TRACEBACK = re.compile(r"Traceback \(most recent call last\)|Exception in thread")
+
+
+# -- environment ------------------------------------------------------------------------------------------
+def _in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() in {"1", "true", "yes"}
+
+
+def _missing() -> str | None:
+    """What the browser tests lack on this machine, or None."""
+    if not (os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
+        return f"no Chromium at {CHROMIUM} (run scripts/ensure-browser.sh, or set WORKBENCH_CHROMIUM)"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "the playwright package is not installed (pip install -e '.[dev]')"
+    return None
+
+
+def _require_browser() -> None:
+    missing = _missing()
+    if missing is None:
+        return
+    if _in_ci():
+        pytest.fail(f"browser tests must run under CI, but {missing}", pytrace=False)
+    pytest.skip(missing)
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _descendants(pid: int) -> list:
+    try:
+        return psutil.Process(pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        return []
+
+
+def _reap(processes: list, what: str) -> list[str]:
+    """Give `processes` a moment to exit, kill what is left; returns a description of what had to be killed."""
+    _, alive = psutil.wait_procs(processes, timeout=10)
+    killed = []
+    for process in alive:
+        try:
+            killed.append(f"{what} pid {process.pid} ({' '.join(process.cmdline()[:3])})")
+            process.kill()
+        except psutil.NoSuchProcess:
+            pass
+    psutil.wait_procs(alive, timeout=10)
+    return killed
+
+
+@pytest.fixture(scope="module")
+def artifacts(request, tmp_path_factory) -> Path:
+    _require_browser()
+    folder = os.environ.get("WORKBENCH_ARTIFACTS")
+    path = Path(folder).resolve() / "browser" if folder else tmp_path_factory.mktemp("browser-artifacts")
+    path.mkdir(parents=True, exist_ok=True)
+    for old in [*path.glob("*.png"), *path.glob("*.log"), *path.glob("*.txt")]:  # from an earlier run
+        old.unlink()
+    _say(request.config, f"browser test artifacts (screenshots, JupyterLab log): {path}")
+    yield path
+
+
+def _say(config, message: str) -> None:
+    """Show a line on the terminal even while output is captured (and in the captured output too)."""
+    print(message)
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    capture = config.pluginmanager.get_plugin("capturemanager")
+    if reporter is None or capture is None:  # e.g. in an xdist worker: the captured print is what is shown
+        return
+    with capture.global_and_fixture_disabled():
+        reporter.write_line(message)
+
+
+# -- JupyterLab -------------------------------------------------------------------------------------------
+class Lab:
+    """A JupyterLab server of this environment, on a temporary copy of the explorer notebook."""
+
+    def __init__(self, base: Path, log_path: Path):
+        self.base = base
+        self.log_path = log_path
+        self.root = base / "notebooks"
+        self.root.mkdir()
+        shutil.copy2(REPO / "notebooks" / NOTEBOOK, self.root / NOTEBOOK)
+        self.token = secrets.token_hex(24)
+        self.port = 0
+        self.process: subprocess.Popen | None = None
+        self._log = None
+        # the notebook's kernel inherits this environment: nothing of the user's Jupyter/IPython set-up, a cold
+        # workbench cache, figures drawn inline
+        self.env = dict(os.environ)
+        for name in ("JUPYTER_PATH", "JUPYTER_CONFIG_PATH", "JUPYTER_PREFER_ENV_PATH", "JUPYTER_TOKEN"):
+            self.env.pop(name, None)
+        for name, folder in {
+            "JUPYTERLAB_SETTINGS_DIR": "lab-settings",
+            "JUPYTERLAB_WORKSPACES_DIR": "lab-workspaces",
+            "JUPYTER_RUNTIME_DIR": "jupyter-runtime",
+            "JUPYTER_CONFIG_DIR": "jupyter-config",
+            "JUPYTER_DATA_DIR": "jupyter-data",
+            "IPYTHONDIR": "ipython",
+            "WORKBENCH_CACHE_DIR": "workbench-cache",
+        }.items():
+            (base / folder).mkdir()
+            self.env[name] = str(base / folder)
+        self.env["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
+        self.env["PYDEVD_DISABLE_FILE_VALIDATION"] = "1"
+        for name, settings in LAB_SETTINGS.items():
+            path = base / "lab-settings" / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(settings))
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def _api(self, method: str, path: str, timeout: float = 5):
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback: never via a proxy
+        request = urllib.request.Request(f"{self.url}{path}", method=method,
+                                         headers={"Authorization": f"token {self.token}"})
+        with opener.open(request, timeout=timeout) as response:
+            return response.status, response.read()
+
+    def log_tail(self, lines: int = 40) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no log)"
+
+    def start(self) -> None:
+        for _attempt in range(3):  # the free port may be taken between choosing and binding it
+            self.port = _free_port()
+            command = [
+                sys.executable, "-m", "jupyterlab",
+                "--no-browser",
+                "--ServerApp.ip=127.0.0.1",
+                f"--ServerApp.port={self.port}",
+                "--ServerApp.port_retries=0",
+                f"--ServerApp.root_dir={self.root}",
+                f"--IdentityProvider.token={self.token}",
+                "--LabApp.news_url=None",
+                "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            ]
+            if os.geteuid() == 0:
+                command.append("--allow-root")
+            self._log = open(self.log_path, "ab")  # noqa: SIM115 - open while the server runs
+            self.process = subprocess.Popen(command, cwd=self.root, env=self.env, stdin=subprocess.DEVNULL,
+                                            stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
+            deadline = time.monotonic() + SERVER_START_SECONDS
+            while time.monotonic() < deadline and self.process.poll() is None:
+                try:
+                    if self._api("GET", "/api/status", timeout=2)[0] == 200:
+                        return
+                except OSError:
+                    time.sleep(0.25)
+            if self.process.poll() is None:
+                self.stop()
+                pytest.fail(f"JupyterLab did not answer within {SERVER_START_SECONDS} s; its log:\n"
+                            f"{self.log_tail()}", pytrace=False)
+            self._log.close()
+        pytest.fail(f"JupyterLab exited at start (exit code {self.process.returncode}); its log:\n"
+                    f"{self.log_tail()}", pytrace=False)
+
+    def stop(self) -> list[str]:
+        """Shut the server and its kernels down, politely first; returns what had to be killed."""
+        process, killed = self.process, []
+        if process is None:
+            return killed
+        tree = _descendants(process.pid)  # kernels run in their own sessions: track them by parentage
+        if process.poll() is None:
+            try:
+                self._api("POST", "/api/shutdown", timeout=5)
+            except OSError:
+                pass
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                for sig in (signal.SIGTERM, signal.SIGKILL):
+                    try:
+                        os.killpg(process.pid, sig)
+                    except ProcessLookupError:
+                        break
+                    try:
+                        process.wait(timeout=10)
+                        break
+                    except subprocess.TimeoutExpired:
+                        killed.append(f"JupyterLab server pid {process.pid} (signal {sig.name})")
+        try:  # anything left in the server's process group
+            os.killpg(process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        killed += _reap(tree, "JupyterLab child")
+        if self._log is not None:
+            self._log.close()
+        return killed
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory, artifacts):
+    server = Lab(tmp_path_factory.mktemp("lab"), artifacts / "jupyterlab.log")
+    try:
+        server.start()
+        yield server
+    finally:
+        killed = server.stop()
+        assert server.process is None or server.process.poll() is not None, "JupyterLab server still running"
+        assert not killed, f"processes had to be killed after shutdown: {killed}"
+
+
+# -- the browser ------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory, lab):
+    from playwright.sync_api import sync_playwright
+
+    before = {p.pid for p in psutil.Process().children(recursive=True)}
+    playwright = sync_playwright().start()
+    context = None
+    try:
+        context = playwright.chromium.launch_persistent_context(
+            str(tmp_path_factory.mktemp("chromium-profile")),  # a fresh user data dir
+            executable_path=CHROMIUM,
+            headless=True,
+            args=CHROMIUM_ARGS,
+            viewport={"width": 1400, "height": 1500},
+            timeout=60_000,
+        )
+        context.set_default_timeout(UI_SECONDS * 1000)
+        yield context
+    finally:
+        server = {lab.process.pid, *(p.pid for p in _descendants(lab.process.pid))}
+        ours = [p for p in psutil.Process().children(recursive=True) if p.pid not in before | server]
+        try:
+            if context is not None:
+                context.close()
+        finally:
+            playwright.stop()
+        killed = _reap(ours, "browser process")
+        assert not killed, f"processes had to be killed after closing the browser: {killed}"
+
+
+class ExplorerPage:
+    """The explorer widget of the notebook's first code cell, as Playwright sees it."""
+
+    def __init__(self, page, artifacts: Path):
+        from playwright.sync_api import expect
+
+        self.page = page
+        self.expect = expect
+        self.artifacts = artifacts
+        # the notebook's last cell shows the same explorer again: use the first view
+        self.root = page.locator(".jp-OutputArea-output").filter(has=page.locator(".widget-tab")).first
+        self.operator = self.root.get_by_label("operator", exact=True)
+        self.dtype = self.root.get_by_label("dtype", exact=True)
+        self.profile = self.root.get_by_label("profile", exact=True)
+        self.custom_profile = self.root.get_by_label("custom", exact=True)
+        self.policy = self.root.get_by_label("policy", exact=True)
+        self.run_button = self.root.locator(".widget-button", has_text=re.compile(r"^\s*Run\s*$"))
+        # controls box: operator/dtype, profile, policy/run rows, then the status line
+        self.status = self.root.locator(":scope > .widget-vbox > .widget-vbox > .widget-html")
+        self.profile_status = self.custom_profile.locator(
+            "xpath=ancestor::div[contains(@class,'widget-hbox')][1]").locator(".widget-html")
+        self.graph = self.root.locator(".widget-tab-contents > img.widget-image").first
+        self.panel = self.root.locator(".widget-tab-contents > :not(.lm-mod-hidden)")
+
+    @contextlib.contextmanager
+    def screenshot_on_failure(self, name: str):
+        """A screenshot of the whole page, failure-NAME.png, when the block fails."""
+        try:
+            yield self
+        except BaseException:
+            with contextlib.suppress(Exception):  # the page may be gone: the original error is what matters
+                self.page.screenshot(path=str(self.artifacts / f"failure-{name}.png"))
+            raise
+
+    def screenshot(self, name: str) -> Path:
+        path = self.artifacts / f"{name}.png"
+        self.root.scroll_into_view_if_needed()
+        self.root.screenshot(path=str(path), animations="disabled")
+        return path
+
+    def choose(self, op: str, dtype: str, profile: str, policy: str = "stock") -> None:
+        self.operator.fill(op)
+        self.operator.press("Enter")
+        self.expect(self.operator).to_have_value(op)
+        self.dtype.select_option(dtype)  # waits for the kernel to offer it (options follow the operator)
+        if profile in self.profile.locator("option").all_inner_texts():
+            self.profile.select_option(profile)
+        else:  # not a preset: type it
+            self.profile.select_option(CUSTOM_PROFILE)
+            self.expect(self.custom_profile).to_be_visible()
+            self.custom_profile.fill(profile)
+        self.policy.select_option(policy)
+        self.expect(self.dtype).to_have_value(dtype)
+        self.expect(self.policy).to_have_value(policy)
+
+    def run(self, done: str) -> str:
+        """Press Run and wait until the status line reports a new result matching `done`; returns it."""
+        before = self.graph.get_attribute("src")
+        self.expect(self.run_button).to_be_enabled()
+        self.run_button.click()
+        self.expect(self.status).to_have_text(re.compile(done), timeout=CASE_SECONDS * 1000)
+        self.expect(self.run_button).to_be_enabled(timeout=CASE_SECONDS * 1000)
+        if "outcome" in done:
+            self.expect(self.graph).not_to_have_attribute("src", before or "")
+            self.wait_for_graph()
+        return self.status.inner_text()
+
+    def wait_for_graph(self) -> None:
+        self.page.wait_for_function("img => img.complete && img.naturalWidth > 100",
+                                    arg=self.graph.element_handle(), timeout=UI_SECONDS * 1000)
+
+    def graph_colours(self) -> dict[str, float]:
+        """The share of the graph image's pixels in each node colour of the partition graph."""
+        colours = {kind: [int(hex_[i:i + 2], 16) for i in (1, 3, 5)] for kind, hex_ in KIND_COLOURS.items()}
+        return self.graph.evaluate(
+            """(img, colours) => {
+                const canvas = document.createElement('canvas');
+                canvas.width = img.naturalWidth; canvas.height = img.naturalHeight;
+                const ctx = canvas.getContext('2d');
+                ctx.drawImage(img, 0, 0);
+                const data = ctx.getImageData(0, 0, canvas.width, canvas.height).data;
+                const counts = Object.fromEntries(Object.keys(colours).map(k => [k, 0]));
+                for (let i = 0; i < data.length; i += 4) {
+                    for (const [kind, [r, g, b]] of Object.entries(colours)) {
+                        if (Math.abs(data[i] - r) + Math.abs(data[i + 1] - g) + Math.abs(data[i + 2] - b) < 12) {
+                            counts[kind] += 1;
+                        }
+                    }
+                }
+                const total = canvas.width * canvas.height;
+                return Object.fromEntries(Object.entries(counts).map(([k, n]) => [k, n / total]));
+            }""",
+            colours,
+        )
+
+    def tab(self, title: str):
+        """Select a result tab; returns the locator of its (now visible) content."""
+        self.root.get_by_role("tab", name=title, exact=True).click()
+        self.expect(self.root.get_by_role("tab", name=title, exact=True)).to_have_attribute("aria-selected", "true")
+        self.expect(self.panel).to_be_visible()
+        return self.panel
+
+    def table(self, title: str) -> list[dict[str, str]]:
+        """The rows of the table in a result tab, as dicts by column header."""
+        return self.tab(title).locator("table.wb-table").first.evaluate(
+            """table => {
+                const heads = [...table.querySelectorAll('thead th')].map(th => th.innerText.trim());
+                return [...table.querySelectorAll('tbody tr')].map(tr => Object.fromEntries(
+                    [...tr.querySelectorAll('td')].map((td, i) => [heads[i], td.innerText.trim()])));
+            }"""
+        )
+
+    def tracebacks(self) -> list[str]:
+        """Text of every cell output (outside the widget views) and of the status lines showing a traceback."""
+        texts = self.status.all_inner_texts() + self.profile_status.all_inner_texts()
+        return _cell_tracebacks(self.page) + [text for text in texts if TRACEBACK.search(text)]
+
+
+def _cell_tracebacks(page) -> list[str]:
+    """The cell outputs (other than widget views) that show a Python traceback."""
+    texts = page.locator(".jp-Notebook .jp-OutputArea-output").evaluate_all(
+        """outputs => outputs.filter(o => !o.querySelector('.jupyter-widgets')).map(o => o.innerText)""")
+    return [text for text in texts if TRACEBACK.search(text)]
+
+
+def _wait_for_kernel_idle(page, timeout: float) -> None:
+    from playwright.sync_api import expect
+
+    expect(page.locator(".jp-StatusBar-TextItem", has_text=re.compile(r"\| Idle$"))).to_be_visible(
+        timeout=timeout * 1000)
+
+
+@pytest.fixture(scope="module")
+def explorer(browser, lab, artifacts):
+    """The explorer notebook opened in JupyterLab, every cell run, the explorer widget rendered."""
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=UI_SECONDS * 1000)
+    page = browser.new_page()
+    console_errors: list[str] = []
+    page.on("console", lambda msg: console_errors.append(msg.text) if msg.type == "error" else None)
+    page.on("pageerror", lambda exc: console_errors.append(str(exc)))
+    try:
+        page.goto(f"{lab.url}/lab/tree/{NOTEBOOK}?token={lab.token}", wait_until="domcontentloaded",
+                  timeout=60_000)
+        expect(page.locator(".jp-NotebookPanel .jp-Notebook .jp-CodeCell").first).to_be_visible(timeout=90_000)
+        _wait_for_kernel_idle(page, 120)  # kernel started
+        page.locator(".jp-NotebookPanel .jp-Notebook").first.click(position={"x": 5, "y": 5})
+        page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
+        page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).click()
+        prompts = page.locator(".jp-Notebook .jp-CodeCell .jp-InputPrompt")
+        deadline = time.monotonic() + NOTEBOOK_RUN_SECONDS
+        while True:  # every code cell executed: "[n]:", none pending "[*]:" or unrun "[ ]:"
+            texts = [t.strip() for t in prompts.all_inner_texts()]
+            if texts and all(re.fullmatch(r"\[\d+\]:", t) for t in texts):
+                break
+            if errors := _cell_tracebacks(page):  # Run All stops at a failing cell
+                pytest.fail(f"a cell failed during Run All Cells:\n{errors[0]}", pytrace=False)
+            if time.monotonic() > deadline:
+                page.screenshot(path=str(artifacts / "00-run-all-timeout.png"))
+                pytest.fail(f"Run All Cells did not finish within {NOTEBOOK_RUN_SECONDS} s: prompts {texts}",
+                            pytrace=False)
+            page.wait_for_timeout(500)
+        _wait_for_kernel_idle(page, UI_SECONDS)
+        ui = ExplorerPage(page, artifacts)
+        expect(ui.run_button).to_be_visible()
+        expect(ui.root.get_by_role("tab")).to_have_text(list(TAB_TITLES))
+        page.screenshot(path=str(artifacts / "00-notebook-run.png"))
+        assert not ui.tracebacks(), f"a cell output shows a traceback: {ui.tracebacks()}"
+        yield ui
+    except BaseException:
+        with contextlib.suppress(Exception):  # the page may be gone: the original error is what matters
+            page.screenshot(path=str(artifacts / "failure-page.png"))
+        raise
+    finally:
+        (artifacts / "browser-console-errors.txt").write_text("\n".join(console_errors))
+        page.close()
+
+
+# -- the tests --------------------------------------------------------------------------------------------
+def test_cumsum_int64_under_tosa_int_falls_back_to_cpu(explorer):
+    with explorer.screenshot_on_failure("cumsum") as ui:
+        ui.choose("cumsum", "int64", "TOSA-1.0+INT")
+        status = ui.run(r"^cumsum \[int64\] TOSA-1\.0\+INT: outcome \w+")
+        ui.screenshot("01-cumsum-int64-fallback-graph")
+        assert "outcome fallback" in status, status
+        colours = ui.graph_colours()
+        assert colours["cpu"] > NODE_AREA, f"no orange (CPU fallback) node in the graph: {colours}"
+        assert colours["delegated"] < NODE_AREA, f"a green (delegated) node in the graph: {colours}"
+        rows = {row["node"]: row for row in ui.table("Reasons")}
+        ui.screenshot("01-cumsum-int64-fallback-reasons")
+        assert rows["aten_cumsum_default"]["placed"] == "CPU", rows
+        assert "Non-constant node with int64 output" in rows["aten_cumsum_default"]["reason"], rows
+        assert not ui.tracebacks()
+
+
+def test_add_int32_under_tosa_int_is_one_delegate_with_matching_numbers(explorer):
+    with explorer.screenshot_on_failure("add") as ui:
+        ui.choose("add", "int32", "TOSA-1.0+INT")
+        status = ui.run(r"^add \[int32\] TOSA-1\.0\+INT: outcome \w+")
+        ui.screenshot("02-add-int32-delegated-graph")
+        assert "outcome delegated" in status and "numerics match" in status, status
+        colours = ui.graph_colours()
+        assert colours["delegated"] > NODE_AREA, f"no green (delegated) node in the graph: {colours}"
+        assert colours["cpu"] < NODE_AREA, f"an orange (CPU) node in the graph: {colours}"
+        tosa = ui.table("TOSA")
+        ui.screenshot("02-add-int32-delegated-tosa")
+        assert {row["delegate"] for row in tosa} == {"delegate_0"}, tosa
+        assert "ADD" in {row["op"] for row in tosa}, tosa
+        numerics = ui.tab("Numerics")
+        ui.expect(numerics).to_contain_text("numerics: match")
+        ui.expect(numerics.locator("img.widget-image")).to_be_visible()
+        ui.screenshot("02-add-int32-delegated-numerics")
+        assert all(row["match"] == "True" for row in ui.table("Numerics")), ui.table("Numerics")
+        assert {row["placed"] for row in ui.table("Reasons")} == {"TOSA"}
+        ui.tab("Partition graph")
+        assert not ui.tracebacks()
+
+
+def test_an_invalid_profile_is_an_inline_error_not_a_traceback(explorer):
+    with explorer.screenshot_on_failure("invalid-profile") as ui:
+        ui.choose("add", "int32", "TOSA-9.9+INT")
+        ui.expect(ui.profile).to_have_value(CUSTOM_PROFILE)
+        ui.expect(ui.profile_status).to_have_text(re.compile(r"^✗ .*TOSA-9\.9\+INT"))
+        ui.screenshot("03-invalid-profile-while-typing")
+        status = ui.run(r"^✗ ")
+        ui.screenshot("03-invalid-profile-on-run")
+        assert "invalid TOSA profile 'TOSA-9.9+INT'" in status, status
+        assert "Traceback" not in status
+        assert not ui.tracebacks(), ui.tracebacks()
