@@ -132,7 +132,7 @@ class _Progress:
 
 def sweep(ops=None, dtypes=None, profiles=None, policy=None, workers: int | None = None, cache=True, *,
           preset: str | None = None, scheduler: str | None = None, seed: int = 0, timeout: float | None = None,
-          progress: bool = True, cache_dir=None):
+          progress: bool = True):
     """The operator x dtype x profile matrix as a DataFrame, one row per case.
 
     ops/dtypes/profiles: names (None: a preset's, else the whole catalogue, every supported dtype, and
@@ -145,7 +145,7 @@ def sweep(ops=None, dtypes=None, profiles=None, policy=None, workers: int | None
     from .results_io import RESULT_COLUMNS
 
     results = sweep_results(ops, dtypes, profiles, policy, workers, cache, preset=preset, scheduler=scheduler,
-                            seed=seed, timeout=timeout, progress=progress, cache_dir=cache_dir)
+                            seed=seed, timeout=timeout, progress=progress)
     return pd.DataFrame([_row(r, cached) for r, cached in results.with_cached()], columns=RESULT_COLUMNS)
 
 
@@ -162,14 +162,12 @@ class SweepResults(list):
 
 def sweep_results(ops=None, dtypes=None, profiles=None, policy=None, workers: int | None = None, cache=True, *,
                   preset: str | None = None, scheduler: str | None = None, seed: int = 0,
-                  timeout: float | None = None, progress: bool = False, cache_dir=None) -> SweepResults:
+                  timeout: float | None = None, progress: bool = False) -> SweepResults:
     """The same sweep as full CaseResults (nodes, delegates, outputs), for analyses beyond the table."""
     from .cache import ResultCache, request_key
 
     ops, dtypes, profiles = _resolve(ops, dtypes, profiles, preset)
-    store = None
-    if cache:
-        store = ResultCache(cache_dir if cache_dir is not None else (None if cache is True else cache))
+    store = ResultCache(None if cache is True else cache) if cache else None
     # The fast path needs the policy's fingerprint without building its checks (no torch import); policy
     # objects and policy files take the ordinary path.
     by_name = policy is None or (isinstance(policy, str) and not policy.endswith((".toml", ".yaml", ".yml")))
