@@ -54,6 +54,10 @@ class _Reporter:
 def _child_main(conn, work: Callable[[_Reporter], None]) -> None:
     # A crash is reported by the parent in one line; an inherited fault handler would dump stacks to stderr.
     faulthandler.disable()
+    # The parent's OpenMP thread pool does not survive fork, and a parallel region in the child can then wait on
+    # it forever (seen in quantization observers); one thread per child also keeps parallel workers from
+    # oversubscribing the cores.
+    _stack.torch().set_num_threads(1)
     reporter = _Reporter(conn)
     try:
         work(reporter)
