@@ -24,9 +24,8 @@ def test_committed_without_outputs(path):
             assert cell.execution_count is None, f"{path.name}: code cell {index} has an execution count"
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
-def test_notebook_runs(path, monkeypatch, tmp_path):
+def execute(path, monkeypatch, tmp_path):
+    """The notebook run top to bottom on a fresh kernel; returns the executed notebook."""
     from nbclient import NotebookClient
 
     # The kernel inherits this environment: draw figures with the inline backend (no display needed),
@@ -50,3 +49,33 @@ def test_notebook_runs(path, monkeypatch, tmp_path):
         if output.output_type == "error"
     ]
     assert not errors
+    return notebook
+
+
+def printed(notebook) -> str:
+    return "".join(output.get("text", "") for cell in notebook.cells if cell.cell_type == "code"
+                   for output in cell.outputs if output.output_type == "stream")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebook_runs(path, monkeypatch, tmp_path):
+    monkeypatch.delenv("WORKBENCH_CHECKOUT", raising=False)
+    monkeypatch.delenv("WORKBENCH_ARM_BACKEND", raising=False)
+    notebook = execute(path, monkeypatch, tmp_path)
+    if path.name.startswith("01-"):
+        assert "No checkout given" in printed(notebook)
+
+
+@pytest.mark.slow
+def test_reviewer_walkthrough_on_a_branch(monkeypatch, tmp_path):
+    """With a checkout given, the walkthrough diffs the branch against the installed executorch."""
+    from checkouts import git, int64_check_always_branch
+
+    checkout = int64_check_always_branch(tmp_path / "executorch")
+    monkeypatch.setenv("WORKBENCH_CHECKOUT", str(checkout))
+    monkeypatch.delenv("WORKBENCH_ARM_BACKEND", raising=False)
+    text = printed(execute(NOTEBOOK_DIR / "01-reviewer-walkthrough.ipynb", monkeypatch, tmp_path))
+    assert "compared arm_backend: installed executorch" in text
+    assert git(checkout, "rev-parse", "HEAD")[:12] in text
+    assert "lowering_error -> fallback" in text and "cumsum" in text

@@ -33,6 +33,7 @@ _LAZY = {
     "load_results": "results_io",
     "save_results": "results_io",
     "suggest_allowlist": "allowlist",
+    "use_arm_backend": "arm_backend",
     "catalogue": None,
     "profiles": None,
     "policies": None,
@@ -40,6 +41,7 @@ _LAZY = {
     "views": None,
     "graph": None,
     "spec": None,
+    "arm_backend": None,
 }
 
 

@@ -8,6 +8,7 @@ order is measurably faster for the Arm backend import.
 from __future__ import annotations
 
 import functools
+import importlib
 import importlib.metadata
 import logging
 import os
@@ -35,15 +36,15 @@ def torch():
 @functools.lru_cache(maxsize=None)
 def specification():
     """executorch's TOSA specification module (the authority on valid profile strings)."""
-    exir()
-    from executorch.backends.arm.tosa import specification as _spec
-
-    return _spec
+    return import_arm("executorch.backends.arm.tosa.specification")
 
 
 @functools.lru_cache(maxsize=None)
 def exir():
     torch()
+    from . import arm_backend
+
+    arm_backend.apply_environment()  # before anything from executorch is imported
     import executorch.exir as _exir
 
     return _exir
@@ -52,19 +53,31 @@ def exir():
 @functools.lru_cache(maxsize=None)
 def arm():
     """The Arm backend pieces the pipeline uses, imported once."""
-    exir()
     from types import SimpleNamespace
 
-    from executorch.backends.arm.tosa.compile_spec import TosaCompileSpec
-    from executorch.backends.arm.tosa.partitioner import TOSAPartitioner
     from executorch.exir.backend.utils import WhyNoPartitionReporter
 
     return SimpleNamespace(
-        TosaCompileSpec=TosaCompileSpec,
-        TOSAPartitioner=TOSAPartitioner,
+        TosaCompileSpec=import_arm("executorch.backends.arm.tosa.compile_spec").TosaCompileSpec,
+        TOSAPartitioner=import_arm("executorch.backends.arm.tosa.partitioner").TOSAPartitioner,
         WhyNoPartitionReporter=WhyNoPartitionReporter,
         to_edge_transform_and_lower=exir().to_edge_transform_and_lower,
     )
+
+
+def import_arm(module: str):
+    """A module of the Arm backend in use (installed or a checkout's, see arm_backend); a checkout that does not
+    import against the installed executorch raises an ArmBackendError naming the cause and the differing files."""
+    exir()
+    try:
+        return importlib.import_module(module)
+    except Exception as exc:
+        from . import arm_backend
+
+        failure = arm_backend.import_failure(exc)
+        if failure is None:
+            raise
+        raise failure from None
 
 
 @functools.lru_cache(maxsize=None)
@@ -86,6 +99,8 @@ def versions() -> dict[str, str]:
     return found
 
 
-def arm_backend_label() -> str:
-    """Which Arm backend produces results: the installed executorch's."""
-    return f"installed executorch {versions()['executorch']}"
+def arm_backend() -> dict:
+    """The record of the Arm backend that produces results (see arm_backend.ArmBackend)."""
+    from . import arm_backend as _arm_backend
+
+    return _arm_backend.active().to_dict()

@@ -16,7 +16,7 @@ import tempfile
 import warnings
 from pathlib import Path
 
-from . import _stack
+from . import _stack, arm_backend
 from .result import CaseResult, result_from_dict
 
 FORMAT = 1  # bump when the stored layout changes
@@ -48,7 +48,7 @@ def _digest(payload: dict) -> str:
 
 
 def environment() -> dict:
-    return {"format": FORMAT, "versions": _stack.versions(), "arm_backend": _stack.arm_backend_label(),
+    return {"format": FORMAT, "versions": _stack.versions(), "arm_backend": arm_backend.active().cache_identity,
             "definition": definition_fingerprint()}
 
 

@@ -52,6 +52,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--isolate", action="store_true", help="run in a child process (crash and hang safe)")
     run.add_argument("--timeout", type=float, default=None, help="seconds before an isolated case is stopped")
     run.add_argument("--emit-test", metavar="FILE", help="also write a pytest file asserting this outcome")
+    _add_arm_backend_option(run)
 
     policy = sub.add_parser("policies", help="list partition policies, or print one's operator list")
     policy.add_argument("--python", metavar="POLICY", help="print POLICY's list as a Python set of exir_ops targets")
@@ -70,6 +71,7 @@ def _parser() -> argparse.ArgumentParser:
     sweep.add_argument("--timeout", type=float, default=None, help="seconds per case before it is stopped")
     sweep.add_argument("--seed", type=int, default=0)
     sweep.add_argument("--out", required=True, help="results file: .csv or .parquet")
+    _add_arm_backend_option(sweep)
 
     diff = sub.add_parser("diff", help="the cases whose outcome or numerics changed between two sweep results")
     diff.add_argument("before")
@@ -86,7 +88,15 @@ def _parser() -> argparse.ArgumentParser:
 
     review = sub.add_parser("review", help="run the EXT-INT64 review cases and print their table")
     review.add_argument("--json", action="store_true")
+    _add_arm_backend_option(review)
     return parser
+
+
+def _add_arm_backend_option(command) -> None:
+    command.add_argument("--arm-backend", metavar="PATH", default=None,
+                         help="run executorch.backends.arm from this executorch checkout (or its backends/arm "
+                              "folder) against the installed executorch; 'installed' for the installed one "
+                              "(default: $WORKBENCH_ARM_BACKEND, else installed)")
 
 
 def _cmd_ops(args) -> None:
@@ -204,6 +214,10 @@ _COMMANDS = {
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
+        if getattr(args, "arm_backend", None):
+            from .arm_backend import use_arm_backend
+
+            use_arm_backend(args.arm_backend)
         _COMMANDS[args.command](args)
     except WorkbenchError as exc:
         # One line for bad input: what was wrong and what would be valid.

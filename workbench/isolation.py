@@ -78,6 +78,7 @@ def stopped_result(identity: dict, outcome: Outcome, stage: str, nodes: list[dic
         error=ErrorInfo(stage=stage, type=cause_type, message=detail, root_cause=detail, root_cause_type=cause_type,
                         traceback=""),
         delegates=(), outputs=(), timings={}, versions=dict(_stack.versions()),
+        arm_backend=_stack.arm_backend(),
     )
 
 
@@ -99,6 +100,7 @@ def _failure_result(identity: dict, stage: str, nodes, text: str) -> CaseResult:
         error=ErrorInfo(stage=stage, type="WorkbenchFailure", message=text, root_cause=last,
                         root_cause_type="WorkbenchFailure", traceback=text),
         delegates=(), outputs=(), timings={}, versions=dict(_stack.versions()),
+        arm_backend=_stack.arm_backend(),
     )
 
 

@@ -190,7 +190,7 @@ def lower_and_check(prepared: Prepared, profile, policy, on_stage: StageObserver
             op=prepared.label, dtype=prepared.dtype, profile=profile.name, policy=policy.name, seed=prepared.seed,
             outcome=outcome, numerics=numerics, nodes=tuple(nodes), error=error,
             delegates=tuple(delegates), outputs=tuple(outputs), timings=dict(timings),
-            versions=dict(_stack.versions()), notes=tuple(notes),
+            versions=dict(_stack.versions()), notes=tuple(notes), arm_backend=_stack.arm_backend(),
         )
 
     if prepared.error is not None:

@@ -12,12 +12,11 @@ def quantize(module, inputs: tuple, quantizer_profile: str):
     "TOSA-<version>+INT"), so the quantized model is the same for every profile of that version.
     """
     torch = _stack.torch()
-    _stack.arm()
-    from executorch.backends.arm.quantizer import TOSAQuantizer, get_symmetric_quantization_config
+    arm_quantizer = _stack.import_arm("executorch.backends.arm.quantizer")
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
-    quantizer = TOSAQuantizer(_stack.arm().TosaCompileSpec(quantizer_profile))
-    quantizer.set_global(get_symmetric_quantization_config())
+    quantizer = arm_quantizer.TOSAQuantizer(_stack.arm().TosaCompileSpec(quantizer_profile))
+    quantizer.set_global(arm_quantizer.get_symmetric_quantization_config())
     graph = torch.export.export(module, inputs).module()
     prepared = prepare_pt2e(graph, quantizer)
     prepared(*inputs)

@@ -34,7 +34,7 @@ def to_pytest(result, policy=None) -> str:
     return f'''"""Regression test from the TOSA partition workbench.
 
 {result.op} [{result.dtype}] under {result.profile}, policy {result.policy}: observed {result.outcome.value} /
-{result.numerics.value} with {versions}.
+{result.numerics.value} with {versions}, Arm backend: {result.arm_backend_label or "not recorded"}.
 """
 
 import workbench

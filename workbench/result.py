@@ -93,6 +93,7 @@ class CaseResult:
     timings: dict[str, float]
     versions: dict[str, str]
     notes: tuple[str, ...] = ()  # what the run observed without failing, e.g. a delegate's narrower output dtype
+    arm_backend: dict = field(default_factory=dict)  # which Arm backend ran it: arm_backend.ArmBackend.to_dict()
 
     @property
     def delegated_nodes(self) -> list[NodeRecord]:
@@ -115,6 +116,12 @@ class CaseResult:
     def beyond_int32(self) -> int:
         """Eager output values outside the int32 range, over all outputs."""
         return sum(o.beyond_int32 for o in self.outputs)
+
+    @property
+    def arm_backend_label(self) -> str:
+        from .arm_backend import label_of
+
+        return label_of(self.arm_backend)
 
     def reason_summary(self) -> str:
         """One line: the error's root cause, else the first rejection reason, else the first note."""
@@ -143,6 +150,7 @@ class CaseResult:
             "timings": dict(self.timings),
             "versions": dict(self.versions),
             "notes": list(self.notes),
+            "arm_backend": dict(self.arm_backend),
         }
 
     def to_pytest(self, policy=None) -> str:
@@ -190,4 +198,5 @@ def result_from_dict(data: dict) -> CaseResult:
         timings=dict(data.get("timings", {})),
         versions=dict(data.get("versions", {})),
         notes=tuple(data.get("notes", ())),
+        arm_backend=dict(data.get("arm_backend") or {}),
     )

@@ -85,7 +85,7 @@ def _row(result: CaseResult, cached: bool) -> dict:
         "beyond_int32": result.beyond_int32,
         "seconds": round(sum(result.timings.values()), 4), "cached": cached,
         "torch": result.versions.get("torch", ""), "executorch": result.versions.get("executorch", ""),
-        "tosa_tools": result.versions.get("tosa-tools", ""), "arm_backend": _stack.arm_backend_label(),
+        "tosa_tools": result.versions.get("tosa-tools", ""), "arm_backend": result.arm_backend_label,
     }
 
 
@@ -132,18 +132,24 @@ class _Progress:
 
 def sweep(ops=None, dtypes=None, profiles=None, policy=None, workers: int | None = None, cache=True, *,
           preset: str | None = None, scheduler: str | None = None, seed: int = 0, timeout: float | None = None,
-          progress: bool = True):
+          progress: bool = True, arm_backend=None):
     """The operator x dtype x profile matrix as a DataFrame, one row per case.
 
     ops/dtypes/profiles: names (None: a preset's, else the whole catalogue, every supported dtype, and
     TOSA-1.0+INT with TOSA-1.1+INT+int64). workers: processes (default: the number of cores). cache: True
     (default location), False, or a folder. scheduler: a Dask scheduler address to run on a cluster instead.
-    timeout: seconds per case (isolation.DEFAULT_TIMEOUT_SECONDS by default).
+    timeout: seconds per case (isolation.DEFAULT_TIMEOUT_SECONDS by default). arm_backend: an executorch
+    checkout (or its backends/arm) or "installed"; None: this process's (see workbench.use_arm_backend). A
+    backend other than the one this process already imported runs the sweep in a fresh process.
     """
     import pandas as pd
 
     from .results_io import RESULT_COLUMNS
 
+    if arm_backend is not None and not _can_run_here(arm_backend):
+        return _sweep_in_fresh_process(dict(ops=ops, dtypes=dtypes, profiles=profiles, policy=policy,
+                                            workers=workers, cache=cache, preset=preset, scheduler=scheduler,
+                                            seed=seed, timeout=timeout), arm_backend)
     results = sweep_results(ops, dtypes, profiles, policy, workers, cache, preset=preset, scheduler=scheduler,
                             seed=seed, timeout=timeout, progress=progress)
     return pd.DataFrame([_row(r, cached) for r, cached in results.with_cached()], columns=RESULT_COLUMNS)
@@ -222,6 +228,61 @@ def sweep_results(ops=None, dtypes=None, profiles=None, policy=None, workers: in
     return SweepResults([results[c][0] for c in cases], [results[c][1] for c in cases])
 
 
+def _can_run_here(requested) -> bool:
+    """Whether this process runs (or can still switch to) the requested Arm backend."""
+    from . import arm_backend as backends
+
+    wanted = backends.installed() if str(requested) == backends.INSTALLED else backends.describe(
+        backends.resolve_folder(requested))
+    if wanted == backends.active():
+        return True
+    if backends.imported_folder() is None:
+        backends.use_arm_backend(requested)
+        return True
+    return False
+
+
+def _sweep_in_fresh_process(arguments: dict, requested):
+    """The sweep on another Arm backend, by the CLI in a new process (this one keeps the backend it imported)."""
+    import subprocess
+    import sys
+    import tempfile
+
+    from . import policies
+    from .results_io import load_results
+
+    policy = arguments["policy"]
+    if policy is not None and not isinstance(policy, str):
+        if policy.name not in policies.names():
+            raise WorkbenchError(f"policy {policy.name!r} is not registered by name; a sweep on another Arm backend "
+                                 "runs in a new process, which takes a policy name or a policy file")
+        policy = policy.name
+    command = [sys.executable, "-m", "workbench", "sweep", "--arm-backend", str(requested), "--seed",
+               str(arguments["seed"])]
+    for option in ("ops", "dtypes", "profiles"):
+        if arguments[option] is not None:
+            command += [f"--{option}", *arguments[option]]
+    for option, value in (("preset", arguments["preset"]), ("policy", policy), ("workers", arguments["workers"]),
+                          ("scheduler", arguments["scheduler"]), ("timeout", arguments["timeout"])):
+        if value is not None:
+            command += [f"--{option}", str(value)]
+    cache = arguments["cache"]
+    if cache is False:
+        command.append("--no-cache")
+    elif cache is not True:
+        command += ["--cache-dir", str(cache)]
+    with tempfile.TemporaryDirectory(prefix="workbench-sweep-") as folder:
+        out = f"{folder}/results.parquet"
+        print(f"sweeping on the Arm backend {requested} in a new process: this one has already imported another",
+              file=sys.stderr)
+        done = subprocess.run([*command, "--out", out], capture_output=True, text=True)
+        if done.returncode != 0:
+            detail = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit code {done.returncode}"
+            raise WorkbenchError(f"the sweep on the Arm backend {requested} failed: {detail}")
+        print(done.stdout.strip(), file=sys.stderr)
+        return load_results(out)
+
+
 def _policy_fingerprint(name) -> str:
     from . import policies
 
@@ -257,9 +318,12 @@ class _ListReporter:
         self.results.append(result.to_dict())
 
 
-def dask_group(op: str, dtype: str, seed: int, profile_names: list, policy_name: str) -> list[dict]:
-    """One Dask task: a case under its profiles, in the Dask worker's own process."""
-    from . import policies
+def dask_group(op: str, dtype: str, seed: int, profile_names: list, policy_name: str,
+               arm_backend: dict) -> list[dict]:
+    """One Dask task: a case under its profiles, in the Dask worker's own process (on the client's Arm backend)."""
+    from . import arm_backend as backends, policies
+
+    backends.check_same(arm_backend)
 
     reporter = _ListReporter()
     run_group(reporter, op, dtype, seed, profile_names, policies.get(policy_name))
@@ -278,10 +342,11 @@ def _run_on_dask(scheduler: str, todo: dict, seed: int, policy):
     if policy.name not in policies.names():
         raise WorkbenchError(f"policy {policy.name!r} is not registered by name; a Dask cluster can only run "
                              "policies its workers can look up by name")
+    backend = _stack.arm_backend()
     with Client(scheduler) as client:
         futures = {}
         for (op, dtype), profile_names in todo.items():
-            future = client.submit(dask_group, op, dtype, seed, profile_names, policy.name, pure=False)
+            future = client.submit(dask_group, op, dtype, seed, profile_names, policy.name, backend, pure=False)
             futures[future] = (op, dtype, profile_names)
         for future in as_completed(futures):
             op, dtype, profile_names = futures[future]

@@ -108,22 +108,27 @@ def tosa_frame(result):
 
 
 def reproduce_code(result) -> str:
-    """The few lines of Python that give this result again."""
+    """The few lines of Python that give this result again (on the Arm backend that produced it)."""
+    backend = result.arm_backend or {}
+    checkout = backend.get("path") if backend.get("source") == "checkout" else None
+    setup = "import workbench\n" + (
+        f"workbench.use_arm_backend({checkout!r})  # {result.arm_backend_label}\n" if checkout else "")
+    shell_backend = f" --arm-backend {checkout}" if checkout else ""
     if result.op.startswith("model:"):
         return (
-            "import workbench\n"
+            setup +
             f"# {result.op} was your own module: pass it and its example inputs again\n"
             f"result = workbench.run_model(module, inputs, {result.profile!r}, policy={result.policy!r}"
             f"{', quantize=True' if result.dtype == 'qint8' else ''})\n"
             "print(result)\n"
         )
     return (
-        "import workbench\n"
+        setup +
         f"result = workbench.run_case({result.op!r}, {result.dtype!r}, {result.profile!r}, "
         f"policy={result.policy!r}, seed={result.seed!r})\n"
         "print(result)\n"
         f"# shell: workbench run {result.op} --dtype {result.dtype} --profile {result.profile} "
-        f"--policy {result.policy} --seed {result.seed}\n"
+        f"--policy {result.policy} --seed {result.seed}{shell_backend}\n"
     )
 
 

@@ -11,7 +11,7 @@ import threading
 
 import ipywidgets as widgets
 
-from .. import catalogue, policies, profiles, views
+from .. import arm_backend, catalogue, policies, profiles, views
 from ..errors import WorkbenchError
 from ..graph import draw_partition, partition_graph
 from ..pipeline import run_case
@@ -50,6 +50,8 @@ class Explorer(widgets.VBox):
         self.progress = widgets.IntProgress(value=0, min=0, max=1, description="", bar_style="info",
                                             layout=widgets.Layout(visibility="hidden", width="160px"))
         self.status = widgets.HTML()
+        # Which Arm backend runs: the installed executorch's, or a checkout's (workbench.use_arm_backend).
+        self.backend_html = widgets.HTML(f"<small>Arm backend: {html.escape(arm_backend.active().label)}</small>")
 
         self.graph_image = widgets.Image(format="png")
         self.reasons_html = widgets.HTML()
@@ -93,6 +95,7 @@ class Explorer(widgets.VBox):
             widgets.HBox([self.op, self.dtype]),
             widgets.HBox([self.profile, self.custom_profile, self.profile_status]),
             widgets.HBox([self.policy, self.isolate, self.run_button, self.progress]),
+            self.backend_html,
             self.status,
         ])
         super().__init__([controls, self.tabs])
@@ -193,6 +196,7 @@ class Explorer(widgets.VBox):
                 f"{html.escape(result.error.root_cause)}"
             )
             self.traceback_html.value = f"<pre>{html.escape(result.error.traceback)}</pre>"
+        self.backend_html.value = f"<small>Arm backend: {html.escape(result.arm_backend_label)}</small>"
         self.reproduce_html.value = f"<pre>{html.escape(views.reproduce_code(result), quote=False)}</pre>"
         self.status.value = (f"<b>{html.escape(result.op)} [{result.dtype}] {html.escape(result.profile)}</b>: "
                              f"outcome <b>{result.outcome.value}</b>, numerics <b>{result.numerics.value}</b>"
