@@ -87,6 +87,26 @@ def test_asking_for_a_checkout_after_the_installed_backend_was_imported_says_res
     assert arm_backend.use_arm_backend("installed") == arm_backend.installed()
 
 
+def test_work_for_another_backend_is_refused(clean_env, tmp_path):
+    arm_backend.check_same(arm_backend.active().to_dict())
+    other = arm_backend.describe.__wrapped__(arm_backend.resolve_folder(make_checkout(tmp_path / "executorch")))
+    with pytest.raises(ArmBackendError, match=f"requested for {other.label}.*WORKBENCH_ARM_BACKEND"):
+        arm_backend.check_same(other.to_dict())
+
+
+def test_a_result_on_a_checkout_reproduces_on_that_checkout(tmp_path):
+    from workbench import views
+    from workbench.result import result_from_dict
+
+    record = arm_backend.describe.__wrapped__(arm_backend.resolve_folder(make_checkout(tmp_path / "executorch")))
+    result = result_from_dict({"op": "add", "dtype": "int32", "profile": "TOSA-1.0+INT", "policy": "stock",
+                               "seed": 0, "outcome": "fallback", "numerics": "not_run",
+                               "arm_backend": record.to_dict()})
+    code = views.reproduce_code(result)
+    assert f"workbench.use_arm_backend({record.path!r})" in code and f"--arm-backend {record.path}" in code
+    assert f"Arm backend: {record.label}" in str(result)
+
+
 # --- in new processes ---------------------------------------------------------------------------------------------
 
 RUN_CASES = textwrap.dedent('''

@@ -59,6 +59,8 @@ def test_add_int32_shows_one_delegate_and_matching_numbers(tmp_path):
     assert ui.numerics_image.value[:4] == b"\x89PNG"
     assert "ADD" in ui.tosa_html.value
     assert "workbench.run_case('add', 'int32', 'TOSA-1.0+INT'" in ui.reproduce_html.value
+    assert "use_arm_backend" not in ui.reproduce_html.value  # the installed backend needs no set-up line
+    assert "Arm backend: installed executorch" in ui.backend_html.value
     scope = {}
     exec(views.reproduce_code(ui.result).replace("print(result)", ""), scope)  # the lines shown really reproduce it
     assert scope["result"].outcome is ui.result.outcome and scope["result"].outputs == ui.result.outputs
