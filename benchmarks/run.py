@@ -784,7 +784,7 @@ def machine_description(started: datetime.datetime, load) -> dict:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "))
     parser.add_argument("--quick", action="store_true", help="fewer cases and repetitions (under 5 minutes)")
     parser.add_argument("--markdown", metavar="PATH", help="also write the table and the machine to PATH")
     parser.add_argument("--only", type=int, nargs="+", choices=sorted(SECTIONS), metavar="SECTION",
