@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup run review test test-fast test-browser clean
+.PHONY: setup run review test test-fast test-browser bench bench-quick clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,14 @@ test-fast: setup
 test-browser: setup
 	bash scripts/ensure-browser.sh || [ "$$CI" != true ]
 	$(BIN)/python -m pytest -p no:xdist -m browser
+
+# The benchmark table (benchmarks/run.py), written with the machine's description to docs/benchmarks.md.
+bench: setup
+	$(BIN)/python benchmarks/run.py --markdown docs/benchmarks.md
+
+# A smaller set of the same measurements, in under five minutes; prints only.
+bench-quick: setup
+	$(BIN)/python benchmarks/run.py --quick
 
 clean:
 	rm -rf $(VENV) .pytest_cache

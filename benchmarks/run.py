@@ -1,0 +1,844 @@
+"""The workbench's benchmark table: per-case cost against raw executorch calls, sweep scaling, the cache,
+the explorer's latency, memory, and where the time of one case goes.
+
+    python benchmarks/run.py                 # the full table (a few minutes more than --quick)
+    python benchmarks/run.py --quick         # fewer cases and repetitions, under 5 minutes on 2 cores
+    python benchmarks/run.py --markdown docs/benchmarks.md   # also write the table with the machine
+    python benchmarks/run.py --quick --only 1 4              # some sections only, while developing
+
+Everything runs in this one process (the sweeps fork their workers from it), after one warm-up case, so
+each number is for a warm process. Times are medians over repetitions. A measurement that fails says
+"failed: <reason>" in its row; the rest of the table still runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import cProfile
+import datetime
+import gc
+import os
+import platform
+import pstats
+import resource
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# Benchmark the checkout this script belongs to, whatever else is installed.
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+import workbench  # noqa: E402
+from workbench import _stack, catalogue  # noqa: E402
+from workbench.reference import _silence_native_stdout  # noqa: E402
+
+SECTIONS = {
+    1: "Per case: workbench against raw calls",
+    2: "Sweep scaling",
+    3: "Cache",
+    4: "Interactive latency (explorer)",
+    5: "Memory during the 2-worker sweep",
+    6: "Where time goes (one case under cProfile)",
+}
+
+# One-op cases that delegate completely (one delegate, nothing on CPU) and match, so the raw calls can feed the
+# model's inputs straight to the delegate. Quick mode takes the first five of each.
+PER_CASE = {
+    ("float32", "TOSA-1.0+FP"): ("add", "sub", "mul", "maximum", "minimum", "neg", "abs", "clamp", "sigmoid",
+                                 "permute"),
+    ("int32", "TOSA-1.0+INT"): ("add", "sub", "mul", "maximum", "minimum", "neg", "abs", "clamp", "bitwise_and",
+                                "permute"),
+}
+QUICK_PER_PROFILE = 5
+
+# The sweep matrix: these operators x {int32, float32} x {TOSA-1.0+INT, TOSA-1.0+FP}, four cases per operator
+# (delegated, fallback and lowering errors alike, as a real matrix has them). Quick mode takes the first eight.
+SWEEP_OPS = ("add", "sub", "mul", "maximum", "minimum", "eq", "neg", "cat",
+             "lt", "abs", "clamp", "where", "permute", "unsqueeze", "flip", "amax")
+QUICK_SWEEP_OPS = 8
+SWEEP_DTYPES = ("int32", "float32")
+SWEEP_PROFILES = ("TOSA-1.0+INT", "TOSA-1.0+FP")
+
+EXPLORER_CASE = ("add", "float32", "TOSA-1.0+FP")
+
+TARGETS = {
+    "lever": 1.0,  # workbench (lever on) / raw below this
+    "scaling": 1.7,  # 1 worker / 2 workers at least this
+    "cache": 50.0,  # cold / warm at least this
+    "explorer_overhead_s": 0.3,
+    "worker_peak_bytes": 1.2 * 2**30,
+}
+
+
+# -- the lever -----------------------------------------------------------------------------------------------------
+def decomposition_cache_switch():
+    """`switched(on)` of the workbench's decomposition-table cache, or None where this checkout lacks it.
+
+    The only place that names the module: a rename is a one-line change here.
+    """
+    try:
+        from workbench.decomposition_cache import switched
+    except ImportError:
+        return None
+    return switched
+
+
+def lever(on: bool):
+    """A block with the decomposition cache on or off (no effect where it does not exist)."""
+    switch = decomposition_cache_switch()
+    return switch(on) if switch is not None else contextlib.nullcontext()
+
+
+# -- the same work done by hand ------------------------------------------------------------------------------------
+def raw_case(op: str, dtype: str, profile: str) -> tuple[str, str]:
+    """What run_case does, written with the stack's own calls: (outcome, numerics).
+
+    Module and inputs come from the catalogue entry, as in run_case. The reference model is fed the model's
+    inputs in order, which is the TOSA graph's order for a one-op case with one delegate; other layouts are
+    only classified, not run.
+    """
+    import numpy as np
+    import torch
+    import tosa_reference_model
+    from executorch.backends.arm.tosa.compile_spec import TosaCompileSpec
+    from executorch.backends.arm.tosa.partitioner import TOSAPartitioner
+    from executorch.exir import EdgeCompileConfig, to_edge_transform_and_lower
+
+    entry = catalogue.get(op)
+    module, inputs = entry.module(dtype).eval(), entry.inputs(dtype, 0)
+    with torch.no_grad():
+        expected = module(*inputs)
+    try:
+        exported = torch.export.export(module, inputs)
+    except Exception:
+        return "export_error", "not_run"
+    try:
+        edge = to_edge_transform_and_lower(
+            exported,
+            partitioner=[TOSAPartitioner(TosaCompileSpec(profile))],
+            compile_config=EdgeCompileConfig(_check_ir_validity=False),
+        )
+    except Exception:
+        return "lowering_error", "not_run"
+    graph = edge.exported_program().graph_module
+    calls = [n for n in graph.graph.nodes if n.op == "call_function" and n.target.__name__ != "getitem"]
+    delegate_calls = [n for n in calls if n.target is torch.ops.higher_order.executorch_call_delegate]
+    if not delegate_calls:
+        return "fallback", "not_run"
+    if len(delegate_calls) > 1 or len(calls) > len(delegate_calls):
+        return "partial", "not_run"
+    lowered = getattr(graph, delegate_calls[0].args[0].target)
+    with _silence_native_stdout():  # the reference model prints a version notice on every run
+        outputs, status = tosa_reference_model.run(
+            lowered.processed_bytes, [t.numpy() for t in inputs],
+            verbosity="NONE", initialize_variable_tensor_from_numpy=True,
+        )
+    if status != tosa_reference_model.GraphStatus.TOSA_VALID:
+        return "delegated", "reference_error"
+    same = np.allclose(outputs[0].reshape(tuple(expected.shape)), expected.numpy(), atol=1e-5, rtol=1e-4)
+    return "delegated", "match" if same else "mismatch"
+
+
+# -- measuring -----------------------------------------------------------------------------------------------------
+@dataclass
+class Row:
+    measurement: str
+    value: str = ""
+    target: str = ""
+    result: str = ""
+
+
+@dataclass
+class Table:
+    sections: dict = field(default_factory=dict)  # number -> list[Row]
+
+    def add(self, section: int, *rows: Row) -> None:
+        self.sections.setdefault(section, []).extend(rows)
+
+
+def failed(exc: BaseException) -> str:
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"failed: {type(exc).__name__}" + (f": {first[:160]}" if first else "")
+
+
+def timed(action) -> float:
+    # A full collection first, outside the clock: with the stack loaded one costs about a quarter of a second,
+    # and whether it happened to fall inside a run would otherwise decide close comparisons.
+    gc.collect()
+    start = time.perf_counter()
+    action()
+    return time.perf_counter() - start
+
+
+def seconds(value: float) -> str:
+    if abs(value) < 0.01:
+        return f"{value * 1000:.1f} ms"
+    return f"{value:.3f} s" if value < 10 else f"{value:.1f} s"
+
+
+def mib(value: float) -> str:
+    return f"{value / 2**20:,.0f} MiB"
+
+
+def verdict(met: bool) -> str:
+    return "met" if met else "NOT met"
+
+
+def say(message: str) -> None:
+    """Progress on stderr, so stdout holds only the table."""
+    print(message, file=sys.stderr, flush=True)
+
+
+@dataclass
+class Settings:
+    quick: bool
+    reps: int
+    per_case: list  # (op, dtype, profile)
+    sweep_ops: tuple
+
+
+def settings(quick: bool) -> Settings:
+    per_case = [(op, dtype, profile) for (dtype, profile), ops in PER_CASE.items()
+                for op in (ops[:QUICK_PER_PROFILE] if quick else ops)]
+    return Settings(quick=quick, reps=3 if quick else 5, per_case=per_case,
+                    sweep_ops=SWEEP_OPS[:QUICK_SWEEP_OPS] if quick else SWEEP_OPS)
+
+
+# -- 1. per case ---------------------------------------------------------------------------------------------------
+def ensure_delegated(outcome, numerics, what: str) -> None:
+    if (outcome, numerics) != ("delegated", "match"):
+        raise RuntimeError(f"{what} gave {outcome}/{numerics}, not a delegated match")
+
+
+def per_case(table: Table, config: Settings) -> None:
+    available = decomposition_cache_switch() is not None
+
+    def workbench_run(op, dtype, profile, on):
+        def run():
+            with lever(on):
+                result = workbench.run_case(op, dtype, profile)
+            ensure_delegated(result.outcome.value, result.numerics.value, "run_case")
+        return run
+
+    def raw_run(op, dtype, profile):
+        def run():
+            with lever(False):  # the raw calls must not profit from the workbench's cache
+                ensure_delegated(*raw_case(op, dtype, profile), "raw calls")
+        return run
+
+    ratios_on, ratios_off = [], []
+    for op, dtype, profile in config.per_case:
+        label = f"{op} [{dtype}] {profile}"
+        say(f"  1. {label}")
+        variants = {"raw": raw_run(op, dtype, profile)}
+        if available:
+            variants.update(on=workbench_run(op, dtype, profile, True), off=workbench_run(op, dtype, profile, False))
+        else:
+            variants["workbench"] = workbench_run(op, dtype, profile, True)
+        try:
+            variants["raw"]()  # the case's warm-up; what it warms (tracing of this operator) is shared by all three
+            times = {name: [] for name in variants}
+            for _ in range(config.reps):  # interleaved, so load changes touch every variant alike
+                for name, action in variants.items():
+                    times[name].append(timed(action))
+        except Exception as exc:
+            table.add(1, Row(label, failed(exc)))
+            continue
+        median = {name: statistics.median(values) for name, values in times.items()}
+        if available:
+            ratios_on.append(median["on"] / median["raw"])
+            ratios_off.append(median["off"] / median["raw"])
+            table.add(1, Row(f"{label}: workbench on / off / raw",
+                             f"{median['on']:.3f} / {median['off']:.3f} / {median['raw']:.3f} s",
+                             "on/raw < 1",
+                             f"on/raw {ratios_on[-1]:.2f}, off/raw {ratios_off[-1]:.2f}"))
+        else:
+            ratios_off.append(median["workbench"] / median["raw"])
+            table.add(1, Row(f"{label}: workbench / raw", f"{median['workbench']:.3f} / {median['raw']:.3f} s",
+                             "", f"workbench/raw {ratios_off[-1]:.2f} (lever not available)"))
+
+    cases = len(config.per_case)
+    if available and ratios_on:
+        on = statistics.median(ratios_on)
+        table.add(1, Row(f"lever on: median of workbench/raw over {len(ratios_on)} cases", f"{on:.2f}x",
+                         "< 1", verdict(on < TARGETS["lever"])))
+        table.add(1, Row(f"lever off: median of workbench/raw over {len(ratios_off)} cases",
+                         f"{statistics.median(ratios_off):.2f}x"))
+    else:
+        table.add(1, Row(f"lever on: median of workbench/raw over {cases} cases", "not available", "< 1"))
+        table.add(1, Row(f"lever off: median of workbench/raw over {cases} cases", "not available"))
+        if ratios_off:
+            table.add(1, Row(f"workbench without the lever: median of workbench/raw over {len(ratios_off)} cases",
+                             f"{statistics.median(ratios_off):.2f}x"))
+
+
+# -- 2, 3, 5. sweeps, the cache, memory ----------------------------------------------------------------------------
+def sweep_cases(ops) -> list[tuple[str, str, str]]:
+    """The sweep's cases in its own order: dtypes an operator does not support are skipped, as sweep() does."""
+    return [(op, dtype, profile) for op in ops for dtype in SWEEP_DTYPES if dtype in catalogue.get(op).dtypes
+            for profile in SWEEP_PROFILES]
+
+
+class ChildMemorySampler:
+    """Samples the memory of this process's children (the sweep's forked workers) from a thread.
+
+    RSS every `interval` (cheap); USS and PSS, which split the pages a fork shares with its parent, when a child
+    is first seen and every `full_every` samples (reading smaps costs milliseconds).
+    """
+
+    def __init__(self, interval: float = 0.05, full_every: int = 10):
+        import psutil
+
+        self.psutil = psutil
+        self.interval, self.full_every = interval, full_every
+        self.peaks: dict[int, dict[str, int]] = {}
+        self.most_at_once = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+
+    def _sample(self) -> None:
+        me = self.psutil.Process()
+        tick = 0
+        while not self._stop.wait(self.interval):
+            children = me.children(recursive=True)
+            self.most_at_once = max(self.most_at_once, len(children))
+            for child in children:
+                try:
+                    peak = self.peaks.get(child.pid)
+                    if peak is None:
+                        peak = self.peaks[child.pid] = {"rss": 0, "uss": 0, "pss": 0}
+                        full = True
+                    else:
+                        full = tick % self.full_every == 0
+                    peak["rss"] = max(peak["rss"], child.memory_info().rss)
+                    if full:
+                        info = child.memory_full_info()
+                        peak["uss"] = max(peak["uss"], info.uss)
+                        peak["pss"] = max(peak["pss"], getattr(info, "pss", 0))
+                except self.psutil.Error:  # the child finished between listing and reading
+                    pass
+            tick += 1
+
+
+@dataclass
+class SweepFigures:
+    cases: int = 0
+    naive: float | None = None
+    one_worker: float | None = None
+    two_workers: float | None = None
+    two_worker_cache: str | None = None
+    memory: ChildMemorySampler | None = None
+    memory_error: str | None = None
+    parent_peak: int | None = None
+
+
+def run_sweep(ops, workers: int, cache_dir: str, request_ops=None):
+    with lever(True):
+        return workbench.sweep(list(request_ops or ops), list(SWEEP_DTYPES), list(SWEEP_PROFILES),
+                               workers=workers, cache=cache_dir, progress=False)
+
+
+def sweep_scaling(table: Table, config: Settings, scratch: Path, figures: SweepFigures, sampled: bool) -> None:
+    cases = sweep_cases(config.sweep_ops)
+    figures.cases = len(cases)
+    smaller = f" (quick mode; full: {len(sweep_cases(SWEEP_OPS))})" if config.quick else ""
+    table.add(2, Row(f"cases: {len(config.sweep_ops)} operators x {', '.join(SWEEP_DTYPES)} x "
+                     f"{', '.join(SWEEP_PROFILES)}", f"{len(cases)}{smaller}"))
+
+    raw_outcomes = {}
+
+    def naive_loop():
+        with lever(False):
+            for case in cases:
+                try:
+                    raw_outcomes[case] = raw_case(*case)[0]
+                except Exception as exc:  # a naive loop would stop here; the timing goes on without the case
+                    raw_outcomes[case] = f"failed ({type(exc).__name__})"
+
+    say(f"  2. naive loop of raw calls over {len(cases)} cases")
+    try:
+        figures.naive = timed(naive_loop)
+        table.add(2, Row("naive loop of raw calls, one process", seconds(figures.naive)))
+    except Exception as exc:
+        table.add(2, Row("naive loop of raw calls, one process", failed(exc)))
+
+    rows = {}
+    for workers in (1, 2):
+        say(f"  2. sweep, {workers} worker(s), cold cache")
+        folder = tempfile.mkdtemp(prefix=f"cold-{workers}-", dir=scratch)
+        label = f"workbench.sweep, workers={workers}, cold cache"
+        sampler = None
+        try:
+            sampler = ChildMemorySampler() if workers == 2 and sampled else None
+            frames = []
+            with sampler or contextlib.nullcontext():
+                elapsed = timed(lambda: frames.append(run_sweep(config.sweep_ops, workers, folder)))
+            frame = frames[0]
+            figures.memory = sampler or figures.memory
+            if len(frame) != len(cases):
+                raise RuntimeError(f"sweep returned {len(frame)} rows for {len(cases)} cases")
+            rows[workers] = frame
+            if workers == 1:
+                figures.one_worker = elapsed
+            else:
+                figures.two_workers, figures.two_worker_cache = elapsed, folder
+            table.add(2, Row(label, seconds(elapsed), "",
+                             f"naive/sweep {figures.naive / elapsed:.2f}x" if figures.naive else ""))
+        except Exception as exc:
+            if workers == 2 and sampled:
+                figures.memory, figures.memory_error = None, failed(exc)
+            table.add(2, Row(label, failed(exc)))
+        finally:
+            figures.parent_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+    if figures.one_worker and figures.two_workers:
+        speedup = figures.one_worker / figures.two_workers
+        table.add(2, Row("scaling: workers=1 / workers=2", f"{speedup:.2f}x", f">= {TARGETS['scaling']}x",
+                         verdict(speedup >= TARGETS["scaling"])))
+    if raw_outcomes and 2 in rows:
+        swept = {(r.op, r.dtype, r.profile): r.outcome for r in rows[2].itertuples()}
+        agree = sum(swept.get(case) == outcome for case, outcome in raw_outcomes.items())
+        table.add(2, Row("outcomes: raw loop and sweep agree", f"{agree}/{len(cases)} cases",
+                         f"{len(cases)}/{len(cases)}", verdict(agree == len(cases))))
+
+
+def cache_section(table: Table, config: Settings, scratch: Path, figures: SweepFigures) -> None:
+    label = "cold: workbench.sweep, workers=2, fresh cache"
+    if figures.two_workers is None:
+        say("  3. the cold 2-worker sweep first (section 2 did not run or failed)")
+        figures.two_worker_cache = tempfile.mkdtemp(prefix="cold-cache-", dir=scratch)
+        try:
+            figures.two_workers = timed(lambda: run_sweep(config.sweep_ops, 2, figures.two_worker_cache))
+        except Exception as exc:
+            table.add(3, Row(label, failed(exc)))
+            return
+    table.add(3, Row(label, seconds(figures.two_workers)))
+    say("  3. the same sweep, warm cache")
+    cold, folder, ops = figures.two_workers, figures.two_worker_cache, list(config.sweep_ops)
+    try:
+        warm = statistics.median(timed(lambda: run_sweep(ops, 2, folder)) for _ in range(config.reps))
+        table.add(3, Row("same sweep again, warm cache (the whole request cached)", seconds(warm),
+                         f"cold (2 workers) / warm >= {TARGETS['cache']:.0f}x",
+                         f"{cold / warm:.0f}x, {verdict(cold / warm >= TARGETS['cache'])}"))
+    except Exception as exc:
+        table.add(3, Row("same sweep again, warm cache (the whole request cached)", failed(exc)))
+    try:
+        # Each repetition names the operators in another order: a new request, so every case is looked up alone.
+        lookups = statistics.median(
+            timed(lambda: run_sweep(ops, 2, folder, request_ops=ops[rep + 1:] + ops[:rep + 1]))
+            for rep in range(config.reps)
+        )
+        table.add(3, Row("same cases, new request (each case looked up in the cache)", seconds(lookups), "",
+                         f"cold/warm {cold / lookups:.0f}x"))
+    except Exception as exc:
+        table.add(3, Row("same cases, new request (each case looked up in the cache)", failed(exc)))
+
+
+def memory_section(table: Table, config: Settings, scratch: Path, figures: SweepFigures) -> None:
+    if figures.memory is None and figures.memory_error is None:
+        say("  5. a cold 2-worker sweep to sample memory (section 2 did not run)")
+        figures.two_worker_cache = tempfile.mkdtemp(prefix="memory-", dir=scratch)
+        try:
+            figures.memory = ChildMemorySampler()
+            with figures.memory:
+                figures.two_workers = timed(lambda: run_sweep(config.sweep_ops, 2, figures.two_worker_cache))
+        except Exception as exc:
+            figures.memory, figures.memory_error = None, failed(exc)
+        figures.parent_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    table.add(5, Row("parent: peak RSS up to the end of the sweeps (getrusage)",
+                     mib(figures.parent_peak) if figures.parent_peak else "not measured"))
+    if figures.memory is None:
+        table.add(5, Row("workers", figures.memory_error or "not measured"))
+        return
+    peaks = list(figures.memory.peaks.values())
+    if not peaks:
+        table.add(5, Row("workers", "failed: no worker process was sampled"))
+        return
+    limit = TARGETS["worker_peak_bytes"]
+    largest = max(p["rss"] for p in peaks)
+    table.add(5, Row("worker processes (one fork per case group)",
+                     f"{len(peaks)}, at most {figures.memory.most_at_once} at once"))
+    table.add(5, Row("each worker: peak RSS (with pages shared with the parent), max / median",
+                     f"{mib(largest)} / {mib(statistics.median(p['rss'] for p in peaks))}",
+                     f"<= {limit / 2**30:.1f} GiB", verdict(largest <= limit)))
+    table.add(5, Row("each worker: peak USS (its private pages), max / median",
+                     f"{mib(max(p['uss'] for p in peaks))} / {mib(statistics.median(p['uss'] for p in peaks))}"))
+    table.add(5, Row("each worker: peak PSS (shared pages split among sharers), max / median",
+                     f"{mib(max(p['pss'] for p in peaks))} / {mib(statistics.median(p['pss'] for p in peaks))}"))
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+    table.add(5, Row("largest worker of all sweeps, exact peak RSS (getrusage)", mib(children),
+                     f"<= {limit / 2**30:.1f} GiB", verdict(children <= limit)))
+
+
+# -- 4, 6. the explorer, the stage profile -------------------------------------------------------------------------
+_explorer = None
+
+
+def warm_explorer():
+    """An explorer on the benchmark case, driven headlessly, after one warm-up Run."""
+    global _explorer
+    if _explorer is None:
+        from workbench.ui import Explorer
+
+        explorer = Explorer(threaded=False)
+        op, dtype, profile = EXPLORER_CASE
+        explorer.op.value, explorer.dtype.value, explorer.profile.value = op, dtype, profile
+        press_run(explorer)
+        _explorer = explorer
+    return _explorer
+
+
+TABS = ("graph_image", "reasons_html", "numerics_html", "tosa_html", "error_html", "reproduce_html")
+
+
+def press_run(explorer) -> float:
+    """Seconds from clicking Run to all tabs filled (with threaded=False the click returns when they are)."""
+    for tab in TABS:  # emptied first, so a tab left over from the last Run cannot pass for a filled one
+        getattr(explorer, tab).value = b"" if tab == "graph_image" else ""
+    seconds_taken = timed(explorer.run_button.click)
+    empty = [tab for tab in TABS if not getattr(explorer, tab).value]
+    if empty:
+        raise RuntimeError(f"tabs left empty after Run: {', '.join(empty)} ({explorer.status.value})")
+    return seconds_taken
+
+
+@contextlib.contextmanager
+def run_case_clock(spent: list):
+    """Times each run_case the explorer makes, so a click splits into run_case and the explorer's own work."""
+    from workbench.ui import explorer as explorer_module
+
+    original = explorer_module.run_case
+
+    def clocked(*args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            spent.append(time.perf_counter() - start)
+
+    explorer_module.run_case = clocked
+    try:
+        yield
+    finally:
+        explorer_module.run_case = original
+
+
+def explorer_latency(table: Table, config: Settings) -> None:
+    op, dtype, profile = EXPLORER_CASE
+    label = f"{op} [{dtype}] {profile}"
+    say(f"  4. explorer: {label}")
+    try:
+        explorer = warm_explorer()
+        clicks, inside, alone = [], [], []
+        for _ in range(config.reps):
+            with run_case_clock(inside):
+                clicks.append(press_run(explorer))
+            with lever(True):
+                alone.append(timed(lambda: workbench.run_case(op, dtype, profile)))
+    except Exception as exc:
+        table.add(4, Row(f"{label}: Run pressed to all tabs filled", failed(exc)))
+        return
+    # The overhead is taken within each click (click less its own run_case), which load affects far less than
+    # the difference of two separately measured medians.
+    overhead = statistics.median(click - run for click, run in zip(clicks, inside))
+    limit = TARGETS["explorer_overhead_s"]
+    table.add(4, Row(f"{label}: Run pressed to all tabs filled (warm kernel)", seconds(statistics.median(clicks))))
+    table.add(4, Row(f"{label}: run_case alone", seconds(statistics.median(alone))))
+    table.add(4, Row("explorer overhead over run_case (each click less its run_case)", seconds(overhead),
+                     f"<= {limit} s", verdict(overhead <= limit)))
+
+
+class Profile:
+    """cProfile statistics with the questions the stage table asks."""
+
+    def __init__(self, profiler: cProfile.Profile):
+        self.stats = pstats.Stats(profiler).stats  # (file, line, name) -> (cc, nc, tt, ct, callers)
+        self.package = str(Path(workbench.__file__).parent)
+
+    def cumulative(self, file_suffix: str, name: str) -> float:
+        return sum(s[3] for (file, _, func), s in self.stats.items()
+                   if func == name and file.replace(os.sep, "/").endswith(file_suffix))
+
+    def builtin(self, name: str) -> float:
+        return sum(s[3] for (file, _, func), s in self.stats.items() if file == "~" and name in func)
+
+    def is_workbench(self, key) -> bool:
+        return key[0].startswith(self.package)
+
+    def workbench_costs(self, raw_work) -> list[tuple[float, tuple]]:
+        """Each workbench function's own cost, largest first: its cumulative time less what it spends in calls to
+        other workbench functions and in calls the raw script makes too (`raw_work(callee, caller)`).
+
+        Exact from cProfile's caller -> callee totals, except where library code calls back into the workbench
+        (the reference dispatch inside the program run): that time also stays with the caller.
+        """
+        passed_on: dict = {}
+        for callee, stat in self.stats.items():
+            for caller, edge in stat[4].items():
+                if self.is_workbench(caller) and (self.is_workbench(callee) or raw_work(callee, caller)):
+                    passed_on[caller] = passed_on.get(caller, 0.0) + edge[3]
+        costs = [(stat[3] - passed_on.get(key, 0.0), key) for key, stat in self.stats.items()
+                 if self.is_workbench(key) and not raw_work(key, None)]
+        return sorted(costs, reverse=True)
+
+    def name(self, key) -> str:
+        relative = Path(key[0]).relative_to(Path(self.package).parent).as_posix()
+        return f"{relative}:{key[1]} {key[2]}"
+
+
+def stage_profile(table: Table, config: Settings) -> None:
+    op, dtype, profile = EXPLORER_CASE
+    say(f"  6. cProfile of one Run in the explorer: {op} [{dtype}] {profile}")
+    try:
+        explorer = warm_explorer()
+        profiler = cProfile.Profile()
+        with lever(True):
+            profiler.enable()
+            press_run(explorer)
+            profiler.disable()
+    except Exception as exc:
+        table.add(6, Row("profile", failed(exc)))
+        return
+    found = Profile(profiler)
+    total = found.cumulative("workbench/ui/explorer.py", "run")
+    lower = found.cumulative("executorch/exir/program/_program.py", "to_edge_transform_and_lower")
+    decompositions = found.cumulative("torch/export/exported_program.py", "run_decompositions")
+    partition = found.cumulative("executorch/backends/arm/tosa/partitioner.py", "partition")
+    passes = found.cumulative("executorch/backends/arm/_passes/arm_pass_manager.py", "transform_to_backend_pipeline")
+    backend = found.cumulative("executorch/backends/arm/tosa/backend.py", "_preprocess")
+    reference_model = found.builtin("tosa_reference_model.run")
+    execute = found.cumulative("workbench/reference.py", "execute")
+    stages = [
+        ("eager forward", found.cumulative("workbench/pipeline.py", "prepare")
+         - found.cumulative("torch/export/__init__.py", "export")),
+        ("torch.export", found.cumulative("torch/export/__init__.py", "export")),
+        ("to_edge: run_decompositions", decompositions),
+        ("partition (TOSAPartitioner)", partition),
+        ("Arm lowering passes", passes),
+        ("TOSA serialization (node visitors, flatbuffer)", backend - passes),
+        ("rest of to_edge_transform_and_lower", lower - decompositions - partition - backend),
+        ("reference run (tosa_reference_model.run)", reference_model),
+        ("running the program around the delegate (workbench)", execute - reference_model),
+        ("comparison", found.cumulative("workbench/compare.py", "compare_outputs")),
+        ("rendering the tabs (Explorer.show)", found.cumulative("workbench/ui/explorer.py", "show")),
+    ]
+    stages.append(("everything else (result assembly, ...)", total - sum(s for _, s in stages)))
+    table.add(6, Row("one Run, total under cProfile (which inflates Python-heavy stages)", seconds(total)))
+    for stage, spent in stages:
+        table.add(6, Row(f"stage: {stage}", seconds(spent), "", f"{spent / total:.0%}"))
+
+    raw_entry_points = {("torch/export/__init__.py", "export"),
+                        ("executorch/exir/program/_program.py", "to_edge_transform_and_lower"),
+                        ("executorch/exir/program/_program.py", "wrapper"),  # its decorator
+                        # what the workbench's recording partitioner hands on to executorch's own
+                        ("executorch/backends/arm/tosa/partitioner.py", "partition"),
+                        ("executorch/backends/arm/tosa/partitioner.py", "_create_operator_support")}
+    case_definition = ("workbench/_models.py", "workbench/catalogue/")  # the raw script builds the case with them
+
+    def raw_work(callee, caller) -> bool:
+        """Whether `callee` (called from `caller`; None: from anywhere) is work the raw script does too."""
+        file = callee[0].replace(os.sep, "/")
+        if callee[0] == "~" and "tosa_reference_model.run" in callee[2]:
+            return True
+        if any(part in file for part in case_definition):
+            return True
+        if any(file.endswith(suffix) and callee[2] == name for suffix, name in raw_entry_points):
+            return True
+        # The eager forward: the workbench's `prepare` calling the model.
+        return (caller is not None and callee[2] in ("_wrapped_call_impl", "_call_impl")
+                and caller[0].replace(os.sep, "/").endswith("workbench/pipeline.py") and caller[2] == "prepare")
+
+    for rank, (spent, key) in enumerate(found.workbench_costs(raw_work)[:3], 1):
+        table.add(6, Row(f"workbench's own cost #{rank}: {found.name(key)}", seconds(spent), "",
+                         f"{spent / total:.0%}"))
+
+
+# -- the table -----------------------------------------------------------------------------------------------------
+COLUMNS = ("measurement", "value", "target", "ratio / met")
+
+
+def section_title(number: int, config: Settings) -> str:
+    extra = {1: f" (warm, median of {config.reps}, seconds)", 3: f" (median of {config.reps})",
+             4: f" (median of {config.reps})"}
+    return f"{number}. {SECTIONS[number]}{extra.get(number, '')}"
+
+
+def render_text(table: Table, config: Settings) -> str:
+    rows = [r for number in sorted(table.sections) for r in table.sections[number]]
+    widths = [max([len(c)] + [len(getattr(r, f)) for r in rows])
+              for c, f in zip(COLUMNS, ("measurement", "value", "target", "result"))]
+
+    def line(cells) -> str:
+        return "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()
+
+    out = [line(COLUMNS), line("-" * w for w in widths)]
+    for number in sorted(table.sections):
+        out.append(f"\n{section_title(number, config)}")
+        out += [line((r.measurement, r.value, r.target, r.result)) for r in table.sections[number]]
+    return "\n".join(out)
+
+
+def render_markdown(table: Table, config: Settings, machine: dict, took: float, command: str, note: str) -> str:
+    def cell(text: str) -> str:
+        return text.replace("|", "\\|")
+
+    mode = ("quick (`--quick`: fewer cases and repetitions; not the reference numbers)" if config.quick
+            else "full")
+    out = [
+        "# Benchmarks",
+        "",
+        f"Written by `{command}` (`make bench` for the full table). Mode: **{mode}**. "
+        f"The run took {took:.0f} s." + (f" {note}" if note else ""),
+        "",
+        "## Machine",
+        "",
+        "| | |",
+        "|---|---|",
+        *(f"| {key} | {cell(value)} |" for key, value in machine.items()),
+        "",
+        "## Results",
+    ]
+    for number in sorted(table.sections):
+        out += ["", f"### {section_title(number, config)}", "",
+                "| " + " | ".join(COLUMNS) + " |", "|---|---|---|---|"]
+        out += [f"| {cell(r.measurement)} | {cell(r.value)} | {cell(r.target)} | {cell(r.result)} |"
+                for r in table.sections[number]]
+    out += ["", "## How it is measured", "", *METHOD, ""]
+    return "\n".join(out)
+
+
+METHOD = [
+    "- One process, warmed by one case before anything is timed; each per-case number is the median of the",
+    "  repetitions after one warm-up run of the case, with workbench (lever on), workbench (lever off) and raw runs",
+    "  interleaved. Every timed run starts after a full garbage collection (outside the clock), so that Python's",
+    "  occasional full collection (about 0.25 s with the stack loaded) does not land in some runs only.",
+    "- Raw calls: the catalogue entry's module and inputs, eager forward under `no_grad`, `torch.export.export`,",
+    "  `to_edge_transform_and_lower` with `TOSAPartitioner(TosaCompileSpec(profile))`, `tosa_reference_model.run`",
+    "  on the delegate and a value comparison (`benchmarks/run.py: raw_case`). They run with the lever off.",
+    "- The lever is the workbench's per-process cache of torch.export's decomposition-table work",
+    "  (`workbench.decomposition_cache`); sweeps and the explorer run with it on.",
+    "- Sweeps: `workbench.sweep` on a fresh cache folder per worker count; its workers are forked from this",
+    "  process, one per (operator, dtype) group. The warm-cache rows repeat the 2-worker sweep on its folder.",
+    "- Explorer: `Explorer(threaded=False)` driven in this process; a Run is the Run button's click, which returns",
+    "  when every tab is filled. Its overhead is each click less the `run_case` inside it.",
+    "- Memory: RSS of each worker sampled every 50 ms from a thread, USS/PSS when first seen and every 500 ms;",
+    "  RSS counts the pages a fork shares with its parent, USS only its own, PSS shares them out.",
+    "- Stage profile: one explorer Run under cProfile, split by the stack's entry points. A workbench function's",
+    "  own cost is its cumulative time less what it spends in calls to other workbench functions and in the calls",
+    "  the raw script makes too (export, to_edge_transform_and_lower, the reference model, the eager forward).",
+]
+
+
+def load_average() -> tuple[float, float, float] | None:
+    return os.getloadavg() if hasattr(os, "getloadavg") else None
+
+
+def busy_note(load) -> str:
+    """A warning when other work competed for the cores while this ran."""
+    if load is None or load[0] <= (os.cpu_count() or 1) * 0.5:
+        return ""
+    return (f"The machine was busy when this run started (load average {load[0]:.1f} on {os.cpu_count()} logical "
+            "cores): the timings, the scaling above all, are noisy.")
+
+
+def machine_description(started: datetime.datetime, load) -> dict:
+    cpu = platform.processor() or "unknown"
+    with contextlib.suppress(OSError):
+        for text in Path("/proc/cpuinfo").read_text().splitlines():
+            if text.startswith("model name"):
+                cpu = text.split(":", 1)[1].strip()
+                break
+    try:
+        import psutil
+
+        memory = f"{psutil.virtual_memory().total / 2**30:.1f} GiB"
+        cores = f"{psutil.cpu_count(logical=False)} physical, {psutil.cpu_count()} logical"
+    except ImportError:
+        memory = f"{os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.1f} GiB"
+        cores = f"{os.cpu_count()} logical"
+    versions = _stack.versions()
+    return {
+        "CPU": cpu,
+        "cores": cores,
+        "RAM": memory,
+        "OS": platform.platform(),
+        "Python": platform.python_version(),
+        "torch / executorch / tosa-tools": " / ".join(versions[p] for p in ("torch", "executorch", "tosa-tools")),
+        "load average at start (1, 5, 15 min)": ", ".join(f"{v:.2f}" for v in load) if load else "unknown",
+        "date": started.strftime("%Y-%m-%d %H:%M UTC"),
+    }
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "))
+    parser.add_argument("--quick", action="store_true", help="fewer cases and repetitions (under 5 minutes)")
+    parser.add_argument("--markdown", metavar="PATH", help="also write the table and the machine to PATH")
+    parser.add_argument("--only", type=int, nargs="+", choices=sorted(SECTIONS), metavar="SECTION",
+                        help="run only these sections (1-6)")
+    args = parser.parse_args(argv)
+    config = settings(args.quick)
+    chosen = set(args.only or SECTIONS)
+    started = datetime.datetime.now(datetime.timezone.utc)
+    load = load_average()
+    clock = time.perf_counter()
+    table = Table()
+
+    say("warming up: importing the stack and running one case")
+    try:
+        with lever(True):
+            workbench.run_case(*EXPLORER_CASE)
+        with lever(False):
+            raw_case(*EXPLORER_CASE)
+    except Exception as exc:  # each section then says what fails for it
+        say(f"warm-up {failed(exc)}")
+
+    with tempfile.TemporaryDirectory(prefix="workbench-bench-") as scratch:
+        figures = SweepFigures()
+        steps = [
+            (1, lambda: per_case(table, config)),
+            (2, lambda: sweep_scaling(table, config, Path(scratch), figures, sampled=5 in chosen)),
+            (5, lambda: memory_section(table, config, Path(scratch), figures)),  # right after the sweeps
+            (3, lambda: cache_section(table, config, Path(scratch), figures)),
+            (4, lambda: explorer_latency(table, config)),
+            (6, lambda: stage_profile(table, config)),
+        ]
+        for number, step in steps:
+            if number not in chosen:
+                continue
+            say(f"{section_title(number, config)}")
+            try:
+                step()
+            except Exception as exc:  # a section's own bug still leaves the rest of the table
+                table.add(number, Row("section", failed(exc)))
+
+    took = time.perf_counter() - clock
+    mode = "quick" if config.quick else "full"
+    print(render_text(table, config))
+    print(f"\n({mode} run, {took:.0f} s) {busy_note(load)}".rstrip())
+    if args.markdown:
+        command = "python benchmarks/run.py" + (" --quick" if args.quick else "") + f" --markdown {args.markdown}"
+        if args.only:
+            command += " --only " + " ".join(map(str, args.only))
+        Path(args.markdown).parent.mkdir(parents=True, exist_ok=True)
+        text = render_markdown(table, config, machine_description(started, load), took, command, busy_note(load))
+        Path(args.markdown).write_text(text)
+        say(f"wrote {args.markdown}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
