@@ -59,6 +59,9 @@ def arm():
     from executorch.backends.arm.tosa.partitioner import TOSAPartitioner
     from executorch.exir.backend.utils import WhyNoPartitionReporter
 
+    from . import decomposition_cache
+    decomposition_cache.install()  # torch.export's registry bookkeeping once per process, before any fork
+
     return SimpleNamespace(
         TosaCompileSpec=TosaCompileSpec,
         TOSAPartitioner=TOSAPartitioner,
