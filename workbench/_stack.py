@@ -60,7 +60,7 @@ def arm():
     from executorch.exir.backend.utils import WhyNoPartitionReporter
 
     from . import decomposition_cache
-    decomposition_cache.install()  # torch.export's registry bookkeeping once per process, before any fork
+    decomposition_cache.install()  # model-independent lowering work once per process, before any fork
 
     return SimpleNamespace(
         TosaCompileSpec=TosaCompileSpec,
