@@ -57,6 +57,9 @@ def arm():
 
     from executorch.exir.backend.utils import WhyNoPartitionReporter
 
+    from . import decomposition_cache
+    decomposition_cache.install()  # model-independent lowering work once per process, before any fork
+
     return SimpleNamespace(
         TosaCompileSpec=import_arm("executorch.backends.arm.tosa.compile_spec").TosaCompileSpec,
         TOSAPartitioner=import_arm("executorch.backends.arm.tosa.partitioner").TOSAPartitioner,
