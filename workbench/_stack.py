@@ -58,11 +58,16 @@ def arm():
     from executorch.exir.backend.utils import WhyNoPartitionReporter
 
     from . import decomposition_cache
-    decomposition_cache.install()  # model-independent lowering work once per process, before any fork
+
+    compile_spec = import_arm("executorch.backends.arm.tosa.compile_spec")
+    partitioner = import_arm("executorch.backends.arm.tosa.partitioner")
+    # Model-independent lowering work once per process: after the imports (it freezes them out of the garbage
+    # collector), before any fork (workers inherit it).
+    decomposition_cache.install()
 
     return SimpleNamespace(
-        TosaCompileSpec=import_arm("executorch.backends.arm.tosa.compile_spec").TosaCompileSpec,
-        TOSAPartitioner=import_arm("executorch.backends.arm.tosa.partitioner").TOSAPartitioner,
+        TosaCompileSpec=compile_spec.TosaCompileSpec,
+        TOSAPartitioner=partitioner.TOSAPartitioner,
         WhyNoPartitionReporter=WhyNoPartitionReporter,
         to_edge_transform_and_lower=exir().to_edge_transform_and_lower,
     )
