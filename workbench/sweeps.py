@@ -7,7 +7,6 @@ all the profiles of the case. A failing, crashing or hanging case becomes a row;
 from __future__ import annotations
 
 import os
-import time
 from collections import Counter
 from dataclasses import dataclass
 
