@@ -327,7 +327,8 @@ class ExplorerPage:
         self.policy = self.root.get_by_label("policy", exact=True)
         self.run_button = self.root.locator(".widget-button", has_text=re.compile(r"^\s*Run\s*$"))
         # controls box: operator/dtype, profile, policy/run rows, then the status line
-        self.status = self.root.locator(":scope > .widget-vbox > .widget-vbox > .widget-html")
+        self.status = self.root.locator(".wb-status")
+        self.arm_backend = self.root.locator(".wb-arm-backend")
         self.profile_status = self.custom_profile.locator(
             "xpath=ancestor::div[contains(@class,'widget-hbox')][1]").locator(".widget-html")
         self.graph = self.root.locator(".widget-tab-contents > img.widget-image").first
@@ -495,6 +496,7 @@ def test_cumsum_int64_under_tosa_int_falls_back_to_cpu(explorer):
         status = ui.run(r"^cumsum \[int64\] TOSA-1\.0\+INT: outcome \w+")
         ui.screenshot("01-cumsum-int64-fallback-graph")
         assert "outcome fallback" in status, status
+        ui.expect(ui.arm_backend).to_have_text(re.compile(r"^Arm backend: installed executorch \d"))
         colours = ui.graph_colours()
         assert colours["cpu"] > NODE_AREA, f"no orange (CPU fallback) node in the graph: {colours}"
         assert colours["delegated"] < NODE_AREA, f"a green (delegated) node in the graph: {colours}"

@@ -49,9 +49,10 @@ class Explorer(widgets.VBox):
         self.run_button = widgets.Button(description="Run", button_style="primary", icon="play")
         self.progress = widgets.IntProgress(value=0, min=0, max=1, description="", bar_style="info",
                                             layout=widgets.Layout(visibility="hidden", width="160px"))
-        self.status = widgets.HTML()
+        self.status = widgets.HTML().add_class("wb-status")  # classes: stable handles for the browser tests
         # Which Arm backend runs: the installed executorch's, or a checkout's (workbench.use_arm_backend).
         self.backend_html = widgets.HTML(f"<small>Arm backend: {html.escape(arm_backend.active().label)}</small>")
+        self.backend_html.add_class("wb-arm-backend")
 
         self.graph_image = widgets.Image(format="png")
         self.reasons_html = widgets.HTML()
