@@ -38,6 +38,10 @@ class ArmBackendError(WorkbenchError):
     """An Arm backend that cannot be used: not a checkout, asked for too late, or not importable."""
 
 
+class ArmBackendAlreadyImportedError(ArmBackendError):
+    """Another Arm backend than the one asked for is already imported in this process (it cannot be swapped)."""
+
+
 @dataclass(frozen=True)
 class ArmBackend:
     source: str  # "installed" or "checkout"
@@ -182,7 +186,7 @@ def use_arm_backend(path) -> ArmBackend:
     wanted = installed_folder().resolve() if folder is None else folder
     imported = imported_folder()
     if imported is not None and imported != wanted:
-        raise ArmBackendError(
+        raise ArmBackendAlreadyImportedError(
             f"this process already imported the Arm backend from {imported}; an Arm backend cannot be swapped "
             f"once imported. Restart the kernel (or process) and call use_arm_backend({str(path)!r}) before "
             f"running anything, or start it with {ENV_VAR}={path}")

@@ -145,10 +145,15 @@ def sweep(ops=None, dtypes=None, profiles=None, policy=None, workers: int | None
 
     from .results_io import RESULT_COLUMNS
 
-    if arm_backend is not None and not _can_run_here(arm_backend):
-        return _sweep_in_fresh_process(dict(ops=ops, dtypes=dtypes, profiles=profiles, policy=policy,
-                                            workers=workers, cache=cache, preset=preset, scheduler=scheduler,
-                                            seed=seed, timeout=timeout), arm_backend)
+    if arm_backend is not None:
+        from .arm_backend import ArmBackendAlreadyImportedError, use_arm_backend
+
+        try:
+            use_arm_backend(arm_backend)  # this process's backend already, or it can still switch to it
+        except ArmBackendAlreadyImportedError:
+            return _sweep_in_fresh_process(dict(ops=ops, dtypes=dtypes, profiles=profiles, policy=policy,
+                                                workers=workers, cache=cache, preset=preset, scheduler=scheduler,
+                                                seed=seed, timeout=timeout), arm_backend)
     results = sweep_results(ops, dtypes, profiles, policy, workers, cache, preset=preset, scheduler=scheduler,
                             seed=seed, timeout=timeout, progress=progress)
     return pd.DataFrame([_row(r, cached) for r, cached in results.with_cached()], columns=RESULT_COLUMNS)
@@ -225,20 +230,6 @@ def sweep_results(ops=None, dtypes=None, profiles=None, policy=None, workers: in
     if store is not None:
         store.put_request(request_key(request), [keys[c] for c in cases])
     return SweepResults([results[c][0] for c in cases], [results[c][1] for c in cases])
-
-
-def _can_run_here(requested) -> bool:
-    """Whether this process runs (or can still switch to) the requested Arm backend."""
-    from . import arm_backend as backends
-
-    wanted = backends.installed() if str(requested) == backends.INSTALLED else backends.describe(
-        backends.resolve_folder(requested))
-    if wanted == backends.active():
-        return True
-    if backends.imported_folder() is None:
-        backends.use_arm_backend(requested)
-        return True
-    return False
 
 
 def _sweep_in_fresh_process(arguments: dict, requested):
