@@ -35,8 +35,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 import workbench  # noqa: E402
-from workbench import _stack, catalogue  # noqa: E402
-from workbench.reference import _silence_native_stdout  # noqa: E402
+from workbench import catalogue  # noqa: E402
+from workbench.stack import loader as _stack  # noqa: E402
+from workbench.stages.reference import _silence_native_stdout  # noqa: E402
 
 SECTIONS = {
     1: "Per case: workbench against raw calls",
@@ -83,7 +84,7 @@ def decomposition_cache_switch():
     The only place that names the module: a rename is a one-line change here.
     """
     try:
-        from workbench.decomposition_cache import switched
+        from workbench.stack.decomposition_cache import switched
     except ImportError:
         return None
     return switched
@@ -730,7 +731,7 @@ METHOD = [
     "  `to_edge_transform_and_lower` with `TOSAPartitioner(TosaCompileSpec(profile))`, `tosa_reference_model.run`",
     "  on the delegate and a value comparison (`benchmarks/run.py: raw_case`). They run with the lever off.",
     "- The lever is the workbench's per-process cache of torch.export's decomposition-table work",
-    "  (`workbench.decomposition_cache`); sweeps and the explorer run with it on.",
+    "  (`workbench.stack.decomposition_cache`); sweeps and the explorer run with it on.",
     "- Sweeps: `workbench.sweep` on a fresh cache folder per worker count; its workers are forked from this",
     "  process, one per (operator, dtype) group. The warm-cache rows repeat the 2-worker sweep on its folder.",
     "- Explorer: `Explorer(threaded=False)` driven in this process; a Run is the Run button's click, which returns",

@@ -4,7 +4,7 @@ like an executorch source tree, with one behaviour changed by `edit`."""
 import shutil
 import subprocess
 
-from workbench import arm_backend
+from workbench.stack import arm_backend
 
 SUPPORT_CHECKS = "operator_support/tosa_supported_operators.py"
 INT_SUPPORT_LIST = "operator_support/tosa_profile_supported_op_lists.py"

@@ -15,8 +15,8 @@ import pytest
 from checkouts import (ADD_IN_INT_LIST, INT64_CHECK_ALWAYS, INT64_CHECK_SKIPPED, INT_SUPPORT_LIST, SUPPORT_CHECKS,
                        edit, git, int64_check_always_branch, make_checkout)
 
-from workbench import arm_backend
-from workbench.arm_backend import ArmBackendError
+from workbench.stack import arm_backend
+from workbench.stack.arm_backend import ArmBackendError
 
 def workbench_cli(*args, env=None):
     return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True, timeout=900,
@@ -77,7 +77,7 @@ def test_record_round_trips_through_a_result_dict(tmp_path):
 # --- in this process: the installed backend is imported for good ---------------------------------------------------
 
 def test_asking_for_a_checkout_after_the_installed_backend_was_imported_says_restart(tmp_path, clean_env):
-    from workbench import _stack
+    from workbench.stack import loader as _stack
 
     _stack.arm()
     checkout = make_checkout(tmp_path / "executorch")
@@ -96,7 +96,7 @@ def test_work_for_another_backend_is_refused(clean_env, tmp_path):
 
 def test_a_result_on_a_checkout_reproduces_on_that_checkout(tmp_path):
     from workbench import views
-    from workbench.result import result_from_dict
+    from workbench.core.records import result_from_dict
 
     record = arm_backend.describe.__wrapped__(arm_backend.resolve_folder(make_checkout(tmp_path / "executorch")))
     result = result_from_dict({"op": "add", "dtype": "int32", "profile": "TOSA-1.0+INT", "policy": "stock",

@@ -29,7 +29,7 @@ from pathlib import Path
 import psutil  # with IPython, which the notebook's kernel runs on
 import pytest
 
-from workbench.graph import KIND_COLOURS
+from workbench.views.graph import KIND_COLOURS
 from workbench.ui.explorer import CUSTOM_PROFILE, TAB_TITLES
 
 pytestmark = pytest.mark.browser
@@ -499,7 +499,7 @@ def test_cumsum_int64_under_tosa_int_falls_back_to_cpu(explorer):
         ui.expect(ui.arm_backend).to_have_text(re.compile(r"^Arm backend: installed executorch \d"))
         colours = ui.graph_colours()
         assert colours["cpu"] > NODE_AREA, f"no orange (CPU fallback) node in the graph: {colours}"
-        assert colours["delegated"] < NODE_AREA, f"a green (delegated) node in the graph: {colours}"
+        assert colours["tosa"] < NODE_AREA, f"a green (delegated) node in the graph: {colours}"
         rows = {row["node"]: row for row in ui.table("Reasons")}
         ui.screenshot("01-cumsum-int64-fallback-reasons")
         assert rows["aten_cumsum_default"]["placed"] == "CPU", rows
@@ -514,7 +514,7 @@ def test_add_int32_under_tosa_int_is_one_delegate_with_matching_numbers(explorer
         ui.screenshot("02-add-int32-delegated-graph")
         assert "outcome delegated" in status and "numerics match" in status, status
         colours = ui.graph_colours()
-        assert colours["delegated"] > NODE_AREA, f"no green (delegated) node in the graph: {colours}"
+        assert colours["tosa"] > NODE_AREA, f"no green (delegated) node in the graph: {colours}"
         assert colours["cpu"] < NODE_AREA, f"an orange (CPU) node in the graph: {colours}"
         tosa = ui.table("TOSA")
         ui.screenshot("02-add-int32-delegated-tosa")

@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 
 import workbench
-from workbench import _stack
-from workbench.sweeps import PRESETS
+from workbench.stack import loader as _stack
+from workbench.batch.sweeps import PRESETS
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "int64-review.csv"
 

@@ -12,8 +12,10 @@ import pytest
 import torch
 
 import workbench
-from workbench import _stack, catalogue, decomposition_cache
-from workbench.decomposition_cache import switched
+from workbench import catalogue
+from workbench.stack import decomposition_cache
+from workbench.stack import loader as _stack
+from workbench.stack.decomposition_cache import switched
 
 CIA = torch._C.DispatchKey.CompositeImplicitAutograd
 
@@ -45,7 +47,7 @@ def collect():
 
 PROBE = """
 import gc, json, torch._export.utils as u
-from workbench import decomposition_cache as d
+from workbench.stack import decomposition_cache as d
 d.install()
 print(json.dumps({"enabled": d.enabled(), "module": u._collect_all_valid_cia_ops.__module__,
                   "frozen": gc.get_freeze_count() > 0}))
@@ -61,7 +63,7 @@ def test_the_environment_variable_sets_the_default(value, on):
     done = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=300, env=env)
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout.strip().splitlines()[-1])
-    assert seen == {"enabled": on, "module": "workbench.decomposition_cache" if on else "torch._export.utils",
+    assert seen == {"enabled": on, "module": "workbench.stack.decomposition_cache" if on else "torch._export.utils",
                     "frozen": on}
 
 

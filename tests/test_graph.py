@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import workbench
-from workbench.graph import KIND_COLOURS, draw_partition, partition_graph
+from workbench.views.graph import KIND_COLOURS, draw_partition, partition_graph
 
 
 def kinds_of(result):
@@ -19,7 +19,7 @@ def kinds_of(result):
 def test_fully_delegated_graph():
     result = workbench.run_case("add", "int32", "TOSA-1.0+INT")
     kinds, graph = kinds_of(result)
-    assert kinds["aten_add_tensor"] == "delegated"
+    assert kinds["aten_add_tensor"] == "tosa"
     assert sorted(n for n, k in kinds.items() if k == "input") == ["args_0", "args_1"]
     assert list(graph.delegates()) == ["tag0"]
     assert graph.nodes["aten_add_tensor"].layer == 1
@@ -47,7 +47,7 @@ class AddThenCumsum(torch.nn.Module):
 def test_partial_graph_has_both_kinds_and_edges_in_order():
     result = workbench.run_model(AddThenCumsum(), (torch.ones(4, dtype=torch.int32),), "TOSA-1.0+INT")
     kinds, graph = kinds_of(result)
-    assert "delegated" in kinds.values() and "cpu" in kinds.values()
+    assert "tosa" in kinds.values() and "cpu" in kinds.values()
     for source, target in graph.edges:
         assert graph.nodes[source].layer < graph.nodes[target].layer
 

@@ -7,7 +7,7 @@ import torch
 
 import workbench
 from workbench import InputMismatchError, Numerics, Outcome, UnknownPolicyError
-from workbench.compare import compare_outputs
+from workbench.stages.compare import compare_outputs
 
 
 def test_cumsum_int64_with_ext_int64_is_accepted_then_fails_in_lowering():

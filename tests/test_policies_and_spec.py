@@ -9,8 +9,8 @@ import pytest
 
 import workbench
 from workbench import Outcome, policies, spec
-from workbench.allowlist import suggest_allowlist
-from workbench.results_io import RESULT_COLUMNS
+from workbench.batch.suggest import suggest_allowlist
+from workbench.batch.results_io import RESULT_COLUMNS
 
 EXT = "TOSA-1.1+INT+int64"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -50,7 +50,7 @@ def test_the_candidate_table_follows_from_the_rows():
 
 @pytest.mark.slow
 def test_the_committed_candidates_are_what_derivation_gives(tmp_path):
-    derived = spec.derive_candidates(cache=str(tmp_path))
+    derived = workbench.derive_candidates(cache=str(tmp_path))
     committed = spec.candidates()
     columns = ["op", "edge_ops", "observed_profile", "outcome", "tosa_ops", "without_int64_row", "candidate"]
     assert derived[columns].astype(str).equals(committed[columns].astype(str))
@@ -177,11 +177,11 @@ def test_user_policies_from_lists_and_files(tmp_path):
 def test_an_exported_pytest_file_passes_and_fails_when_its_expectation_changes(tmp_path):
     result = run("cat_int64_int32", "ext-int64-allowlist")
     path = tmp_path / "test_regression.py"
-    path.write_text(result.to_pytest())
+    path.write_text(workbench.to_pytest(result))
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(path)],
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout
-    path.write_text(result.to_pytest().replace("== 'fallback'", "== 'delegated'"))
+    path.write_text(workbench.to_pytest(result).replace("== 'fallback'", "== 'delegated'"))
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(path)],
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 1 and "AssertionError" in done.stdout
@@ -190,6 +190,6 @@ def test_an_exported_pytest_file_passes_and_fails_when_its_expectation_changes(t
 def test_to_pytest_of_an_unregistered_policy_carries_its_list(tmp_path):
     trial = policies.get("ext-int64-allowlist").with_ops(remove=["aten.cat.default"], name="trial")
     result = run("cat_int64_int32", trial)
-    source = result.to_pytest(trial)
+    source = workbench.to_pytest(result, trial)
     assert "workbench.policies.allowlist(" in source and "'aten.cat.default'" not in source
     compile(source, "test_trial.py", "exec")

@@ -9,12 +9,12 @@ import pandas as pd
 import pytest
 from matplotlib.colors import to_rgb
 
-from workbench.diffs import diff
-from workbench.errors import ResultsFileError, WorkbenchError
-from workbench.outcomes import Outcome
-from workbench.plots import ABSENT_COLOUR, OUTCOME_CODES, OUTCOME_COLOURS, diff_heatmap, outcome_heatmap
-from workbench.report import report, write_report
-from workbench.results_io import RESULT_COLUMNS, load_results, save_results
+from workbench.batch.diffs import diff
+from workbench.core.errors import ResultsFileError, WorkbenchError
+from workbench.core.outcomes import Outcome
+from workbench.views.plots import ABSENT_COLOUR, OUTCOME_CODES, OUTCOME_COLOURS, diff_heatmap, outcome_heatmap
+from workbench.views.report import report, write_report
+from workbench.batch.results_io import RESULT_COLUMNS, load_results, save_results
 
 matplotlib.use("Agg")
 

@@ -8,9 +8,10 @@ import warnings
 import pytest
 
 import workbench
-from workbench import cache as result_cache
-from workbench.results_io import RESULT_COLUMNS
-from workbench.sweeps import PRESETS, run_group
+from workbench.batch import cache as result_cache
+from workbench.batch.results_io import RESULT_COLUMNS
+from workbench.batch.sweeps import PRESETS
+from workbench.pipeline.case import run_group
 
 SMALL = dict(ops=["add", "cumsum", "cat_int64_int32"], dtypes=["int32", "int64"],
              profiles=["TOSA-1.0+INT", "TOSA-1.1+INT+int64"], progress=False)
@@ -72,8 +73,8 @@ def test_the_key_follows_versions_profile_policy_and_case(monkeypatch):
     assert base != result_cache.case_key("add", "int32", 1, "TOSA-1.0+INT", "stock")
     assert base != result_cache.case_key("add", "int32", 0, "TOSA-1.0+FP", "stock")
     assert base != result_cache.case_key("add", "int32", 0, "TOSA-1.0+INT", "other")
-    upgraded = dict(result_cache._stack.versions(), executorch="1.6.0")
-    monkeypatch.setattr(result_cache._stack, "versions", lambda: upgraded)
+    upgraded = dict(result_cache.versions(), executorch="1.6.0")
+    monkeypatch.setattr(result_cache, "versions", lambda: upgraded)
     assert base != result_cache.case_key("add", "int32", 0, "TOSA-1.0+INT", "stock")
 
 

@@ -7,49 +7,59 @@ profile, why, whether lowering succeeds, and whether the TOSA reference model ag
     result.to_dict()          # the same as JSON-safe data
     table = workbench.sweep(preset="smoke")
 
-The heavy parts (torch, executorch) load on first use, so reading cached results stays fast.
+The heavy parts (torch, executorch) load on first use, so reading cached results stays fast. The package is in
+layers (see the README's Layout): core, stack, stages, catalogue and policies, pipeline, batch, views, ui and cli;
+this module is only the public face over them.
 """
 
 import importlib
 
-from .errors import (
+from .core.errors import (
     InputMismatchError,
     ProfileError,
     ResultsFileError,
+    StackError,
     UnknownDtypeError,
     UnknownOperatorError,
     UnknownPolicyError,
     UnsupportedDtypeError,
     WorkbenchError,
 )
-from .outcomes import Numerics, Outcome, Stage
-from .result import CaseResult
+from .core.outcomes import Numerics, Outcome, Stage
+from .core.records import CaseResult
 
+# public name -> (module, attribute); attribute None: the module itself
 _LAZY = {
-    "run_case": "pipeline",
-    "run_model": "pipeline",
-    "sweep": "sweeps",
-    "diff": "diffs",
-    "load_results": "results_io",
-    "save_results": "results_io",
-    "suggest_allowlist": "allowlist",
-    "use_arm_backend": "arm_backend",
-    "catalogue": None,
-    "profiles": None,
-    "policies": None,
-    "dtypes": None,
-    "views": None,
-    "graph": None,
-    "spec": None,
-    "arm_backend": None,
+    "run_case": ("pipeline.case", "run_case"),
+    "run_model": ("pipeline.case", "run_model"),
+    "sweep": ("batch.sweeps", "sweep"),
+    "diff": ("batch.diffs", "diff"),
+    "load_results": ("batch.results_io", "load_results"),
+    "save_results": ("batch.results_io", "save_results"),
+    "suggest_allowlist": ("batch.suggest", "suggest_allowlist"),
+    "derive_candidates": ("batch.derive", "derive_candidates"),
+    "use_arm_backend": ("stack.arm_backend", "use_arm_backend"),
+    "doctor": ("stack.doctor", "doctor"),
+    "to_pytest": ("views.regression", "to_pytest"),
+    "catalogue": ("catalogue", None),
+    "policies": ("policies", None),
+    "profiles": ("stack.profiles", None),
+    "dtypes": ("core.dtypes", None),
+    "spec": ("policies.specification", None),
+    "arm_backend": ("stack.arm_backend", None),
+    "views": ("views", None),
+    "graph": ("views.graph", None),
+    "plots": ("views.plots", None),
+    "report": ("views.report", None),
 }
 
 
 def __getattr__(name):
     if name not in _LAZY:
         raise AttributeError(f"module 'workbench' has no attribute {name!r}")
-    module = importlib.import_module(f".{_LAZY[name] or name}", __name__)
-    return module if _LAZY[name] is None else getattr(module, name)
+    module_name, attribute = _LAZY[name]
+    module = importlib.import_module(f".{module_name}", __name__)
+    return module if attribute is None else getattr(module, attribute)
 
 
 __all__ = [
@@ -60,6 +70,7 @@ __all__ = [
     "ProfileError",
     "ResultsFileError",
     "Stage",
+    "StackError",
     "UnknownDtypeError",
     "UnknownOperatorError",
     "UnknownPolicyError",

@@ -1,4 +1,4 @@
-"""The `workbench` command: list operators and profiles, run one case, print the review table."""
+"""The `workbench` command: operators, profiles, one case, sweeps, diffs, reports, and the stack's health."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from .errors import WorkbenchError
+from .core.errors import WorkbenchError
 
 # The cases reviewers of the EXT-INT64 allowlist asked about, each under the stock INT profile and with
 # the extension declared. The main job prints this table until the notebooks take over.
@@ -26,7 +26,7 @@ REVIEW_PROFILES: tuple[str, ...] = ("TOSA-1.0+INT", "TOSA-1.1+INT+int64")
 
 
 def _sweep_presets() -> list[str]:
-    from .sweeps import PRESETS
+    from .batch.sweeps import PRESETS
 
     return list(PRESETS)
 
@@ -54,6 +54,11 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--emit-test", metavar="FILE", help="also write a pytest file asserting this outcome")
     _add_arm_backend_option(run)
 
+    _add_batch_commands(sub)
+    return parser
+
+
+def _add_batch_commands(sub) -> None:
     policy = sub.add_parser("policies", help="list partition policies, or print one's operator list")
     policy.add_argument("--python", metavar="POLICY", help="print POLICY's list as a Python set of exir_ops targets")
 
@@ -86,10 +91,14 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("--against", default=None, help="a second results file: include the grouped diff")
     report.add_argument("--out", default=None, help="write here instead of printing")
 
+    doctor = sub.add_parser("doctor", help="the installed stack, the Arm backend, every private hook of executorch "
+                            "and torch the workbench uses (ok / missing / changed) and the decomposition cache")
+    doctor.add_argument("--json", action="store_true")
+    _add_arm_backend_option(doctor)
+
     review = sub.add_parser("review", help="run the EXT-INT64 review cases and print their table")
     review.add_argument("--json", action="store_true")
     _add_arm_backend_option(review)
-    return parser
 
 
 def _add_arm_backend_option(command) -> None:
@@ -106,7 +115,7 @@ def _cmd_ops(args) -> None:
     if args.json:
         print(json.dumps([e.summary() for e in entries], indent=2))
         return
-    from .render_text import table
+    from .core.text import table
 
     rows = [[e.name, e.family, ", ".join(e.edge_ops), " ".join(e.dtypes)] for e in entries]
     print(table(rows, ["op", "family", "edge ops", "dtypes"], max_width=80))
@@ -114,7 +123,7 @@ def _cmd_ops(args) -> None:
 
 
 def _cmd_profiles(args) -> None:
-    from . import profiles
+    from .stack import profiles
 
     if args.json:
         print(json.dumps({"presets": list(profiles.PRESETS), "valid_forms": profiles.valid_forms().splitlines()},
@@ -125,7 +134,7 @@ def _cmd_profiles(args) -> None:
 
 
 def _cmd_run(args) -> None:
-    from .pipeline import run_case
+    from .pipeline.case import run_case
 
     result = run_case(args.op, args.dtype, args.profile, policy=args.policy, seed=args.seed, isolate=args.isolate,
                       timeout=args.timeout)
@@ -134,8 +143,9 @@ def _cmd_run(args) -> None:
         from pathlib import Path
 
         from . import policies
+        from .views.regression import to_pytest
 
-        Path(args.emit_test).write_text(result.to_pytest(policies.get(args.policy)))
+        Path(args.emit_test).write_text(to_pytest(result, policies.get(args.policy)))
         print(f"wrote {args.emit_test}", file=sys.stderr)
 
 
@@ -152,8 +162,8 @@ def _cmd_policies(args) -> None:
 
 
 def _cmd_review(args) -> None:
-    from .pipeline import run_case
-    from .render_text import format_results_table
+    from .pipeline.case import run_case
+    from .core.text import format_results_table
 
     results = []
     for profile in REVIEW_PROFILES:
@@ -168,8 +178,8 @@ def _cmd_review(args) -> None:
 
 
 def _cmd_sweep(args) -> None:
-    from .results_io import save_results
-    from .sweeps import sweep
+    from .batch.results_io import save_results
+    from .batch.sweeps import sweep
 
     if args.preset is None and args.ops is None:
         raise WorkbenchError(f"say what to sweep: --preset NAME ({', '.join(_sweep_presets())}) or --ops OP ...")
@@ -183,7 +193,7 @@ def _cmd_sweep(args) -> None:
 
 
 def _cmd_diff(args) -> None:
-    from .diffs import diff
+    from .batch.diffs import diff
 
     result = diff(args.before, args.after)
     if args.json:
@@ -195,8 +205,8 @@ def _cmd_diff(args) -> None:
 
 
 def _cmd_report(args) -> None:
-    from .diffs import diff
-    from .report import report, write_report
+    from .batch.diffs import diff
+    from .views.report import report, write_report
 
     comparison = diff(args.against, args.results) if args.against else None
     if args.out:
@@ -205,9 +215,16 @@ def _cmd_report(args) -> None:
         print(report(args.results, format=args.format or "md", diff=comparison))
 
 
+def _cmd_doctor(args) -> None:
+    from .stack.doctor import doctor, format_doctor
+
+    found = doctor()
+    print(json.dumps(found, indent=2) if args.json else format_doctor(found))
+
+
 _COMMANDS = {
     "ops": _cmd_ops, "profiles": _cmd_profiles, "run": _cmd_run, "policies": _cmd_policies, "review": _cmd_review, "sweep": _cmd_sweep,
-    "diff": _cmd_diff, "report": _cmd_report,
+    "diff": _cmd_diff, "report": _cmd_report, "doctor": _cmd_doctor,
 }
 
 
@@ -215,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         if getattr(args, "arm_backend", None):
-            from .arm_backend import use_arm_backend
+            from .stack.arm_backend import use_arm_backend
 
             use_arm_backend(args.arm_backend)
         _COMMANDS[args.command](args)

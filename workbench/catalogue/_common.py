@@ -1,6 +1,6 @@
 """Shapes and dtype sets shared by the catalogue families."""
 
-from ..catalogue import Operand
+from .entry import Operand
 
 S = (2, 3, 4)
 X = Operand(S)

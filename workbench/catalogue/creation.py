@@ -2,8 +2,8 @@
 
 import torch
 
-from . import Operand, OpEntry
-from .._models import fill_value
+from .entry import Operand, OpEntry
+from .models import fill_value
 from ._common import ALL, INTS, X
 
 NUMBERS = tuple(d for d in ALL if d != "qint8")

@@ -2,7 +2,7 @@
 
 import torch
 
-from . import Operand, OpEntry
+from .entry import Operand, OpEntry
 from ._common import ALL, ARITH, BITWISE, INTS, S, X, Y
 
 SMALL = Operand(S, role="small")

@@ -3,7 +3,7 @@
 import torch
 import torch.nn.functional as F
 
-from . import Operand, OpEntry
+from .entry import Operand, OpEntry
 from ._common import ALL
 
 DATA = Operand((4, 5))

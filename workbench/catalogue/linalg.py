@@ -2,7 +2,7 @@
 
 import torch
 
-from . import Operand, OpEntry
+from .entry import Operand, OpEntry
 from ._common import ARITH
 
 ENTRIES = [

@@ -2,7 +2,7 @@
 
 import torch
 
-from . import OpEntry
+from .entry import OpEntry
 from ._common import ARITH, X
 
 NO_BOOL = ARITH

@@ -2,9 +2,9 @@
 
 import torch
 
-from . import Operand, OpEntry
+from .entry import Operand, OpEntry
 from ._common import X, Y
-from .. import dtypes as _dtypes
+from ..core import dtypes as _dtypes
 
 
 def _int64_buffer(dtype):

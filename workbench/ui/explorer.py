@@ -1,6 +1,6 @@
 """The explorer: choose operator, dtype, profile and policy, press Run, read the result in tabs.
 
-A thin layer: it calls `run_case` and arranges the headless views (views.py, graph.py) in widgets that hold
+A thin layer: it calls `run_case` and arranges the headless views (views/) in widgets that hold
 their content directly (HTML, PNG images), so it works the same in JupyterLab and when driven in tests.
 """
 
@@ -11,10 +11,11 @@ import threading
 
 import ipywidgets as widgets
 
-from .. import arm_backend, catalogue, policies, profiles, views
-from ..errors import WorkbenchError
-from ..graph import draw_partition, partition_graph
-from ..pipeline import run_case
+from .. import catalogue, policies, views
+from ..core.errors import WorkbenchError
+from ..pipeline.case import run_case
+from ..stack import arm_backend, profiles
+from ..views.graph import draw_partition, partition_graph
 
 TAB_TITLES = ("Partition graph", "Reasons", "Numerics", "TOSA", "Error", "Reproduce")
 CUSTOM_PROFILE = "custom…"
@@ -35,7 +36,26 @@ class Explorer(widgets.VBox):
         self.result = None
         self.graph = None
         self._worker: threading.Thread | None = None
+        controls = self._build_controls(op)
+        self.tabs = self._build_tabs()
 
+        self.op.observe(self._on_op, names="value")
+        self.profile.observe(self._on_profile, names="value")
+        self.custom_profile.observe(self._on_custom_profile, names="value")
+        self.run_button.on_click(lambda _: self.run())
+        self.save_button.on_click(lambda _: self.save_flatbuffers())
+
+        self._on_op({"new": op})
+        if dtype in self.dtype.options:
+            self.dtype.value = dtype
+        if profile in profiles.PRESETS:
+            self.profile.value = profile
+        else:
+            self.profile.value = CUSTOM_PROFILE
+            self.custom_profile.value = profile
+        super().__init__([controls, self.tabs])
+
+    def _build_controls(self, op: str) -> widgets.VBox:
         self.op = widgets.Combobox(options=catalogue.names(), value=op, ensure_option=True,
                                    placeholder="type to search operators", description="operator")
         self.dtype = widgets.Dropdown(description="dtype")
@@ -53,7 +73,15 @@ class Explorer(widgets.VBox):
         # Which Arm backend runs: the installed executorch's, or a checkout's (workbench.use_arm_backend).
         self.backend_html = widgets.HTML(f"<small>Arm backend: {html.escape(arm_backend.active().label)}</small>")
         self.backend_html.add_class("wb-arm-backend")
+        return widgets.VBox([
+            widgets.HBox([self.op, self.dtype]),
+            widgets.HBox([self.profile, self.custom_profile, self.profile_status]),
+            widgets.HBox([self.policy, self.isolate, self.run_button, self.progress]),
+            self.backend_html,
+            self.status,
+        ])
 
+    def _build_tabs(self) -> widgets.Tab:
         self.graph_image = widgets.Image(format="png")
         self.reasons_html = widgets.HTML()
         self.numerics_html = widgets.HTML()
@@ -66,7 +94,7 @@ class Explorer(widgets.VBox):
         self.traceback_fold = widgets.Accordion(children=[self.traceback_html], selected_index=None)
         self.traceback_fold.set_title(0, "full traceback")
         self.reproduce_html = widgets.HTML()
-        self.tabs = widgets.Tab(children=[
+        tabs = widgets.Tab(children=[
             self.graph_image,
             self.reasons_html,
             widgets.VBox([self.numerics_html, self.numerics_image]),
@@ -75,31 +103,8 @@ class Explorer(widgets.VBox):
             self.reproduce_html,
         ])
         for index, title in enumerate(TAB_TITLES):
-            self.tabs.set_title(index, title)
-
-        self.op.observe(self._on_op, names="value")
-        self.profile.observe(self._on_profile, names="value")
-        self.custom_profile.observe(self._on_custom_profile, names="value")
-        self.run_button.on_click(lambda _: self.run())
-        self.save_button.on_click(lambda _: self.save_flatbuffers())
-
-        self._on_op({"new": op})
-        if dtype in self.dtype.options:
-            self.dtype.value = dtype
-        if profile in profiles.PRESETS:
-            self.profile.value = profile
-        else:
-            self.profile.value = CUSTOM_PROFILE
-            self.custom_profile.value = profile
-
-        controls = widgets.VBox([
-            widgets.HBox([self.op, self.dtype]),
-            widgets.HBox([self.profile, self.custom_profile, self.profile_status]),
-            widgets.HBox([self.policy, self.isolate, self.run_button, self.progress]),
-            self.backend_html,
-            self.status,
-        ])
-        super().__init__([controls, self.tabs])
+            tabs.set_title(index, title)
+        return tabs
 
     # -- controls ---------------------------------------------------------------------------------------
     def _on_op(self, change) -> None:

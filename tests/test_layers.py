@@ -1,0 +1,101 @@
+"""The package's layers: imports point down only (function-local ones included), no import cycles, small modules."""
+
+import ast
+import shutil
+from pathlib import Path
+
+import pytest
+
+from layers import ALLOWED, RESULT_LAYERS, cycles, edges, layer_of, violations
+
+ROOT = Path(__file__).resolve().parent.parent / "workbench"
+MODULES = sorted(p for p in ROOT.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def test_every_module_is_in_a_layer():
+    for path in MODULES:
+        layer_of(".".join(path.relative_to(ROOT.parent).with_suffix("").parts))
+
+
+def test_imports_point_down_only():
+    bad = violations(ROOT)
+    assert not bad, "imports that point up or sideways:\n" + "\n".join(
+        f"{edge} ({layer_of(edge.source)} may not import {layer_of(edge.target)})" for edge in bad)
+
+
+def test_no_import_cycles():
+    assert not cycles(ROOT), f"import cycles: {cycles(ROOT)}"
+
+
+def test_the_checker_catches_an_upward_import_naming_file_line_and_edge(tmp_path):
+    copy = tmp_path / "workbench"
+    shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    target = copy / "core" / "dtypes.py"
+    target.write_text(target.read_text() + "\n\ndef sneaky():\n    from ..views import tables\n    return tables\n")
+    bad = violations(copy)
+    assert [str(edge) for edge in bad] == [
+        f"workbench/core/dtypes.py:{len(target.read_text().splitlines()) - 1}: workbench.core.dtypes imports "
+        "workbench.views.tables"]
+    assert not violations(ROOT)
+
+
+def test_the_checker_catches_an_import_of_the_facade(tmp_path):
+    copy = tmp_path / "workbench"
+    shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    target = copy / "stages" / "eager.py"
+    target.write_text(target.read_text() + "\nfrom .. import run_case\n")
+    assert [edge.target for edge in violations(copy)] == ["workbench"]
+
+
+def test_the_cache_keys_on_exactly_the_layers_below_batch():
+    from workbench.batch import cache
+
+    assert cache.RESULT_LAYERS == RESULT_LAYERS
+    below_batch = {layer for layer in ALLOWED["batch"]}
+    assert set(RESULT_LAYERS) == below_batch
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_modules_stay_small(path):
+    lines = path.read_text().splitlines()
+    assert len(lines) <= 400, f"{path.name} has {len(lines)} lines"
+    for node in ast.walk(ast.parse("\n".join(lines))):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            length = node.end_lineno - node.lineno + 1
+            docstring = ast.get_docstring(node) or ""
+            assert length <= 60 or "long because" in docstring.lower(), (
+                f"{path.name}:{node.lineno} {node.name} has {length} lines and no reason in its docstring")
+
+
+def test_only_core_outcomes_spells_the_outcome_vocabulary():
+    from workbench.core.outcomes import Numerics, Outcome
+
+    # "timeout" and "match" are also ordinary words here (the --timeout option, an output's match column).
+    words = {member.value for member in (*Outcome, *Numerics)} - {"timeout", "match"}
+    found = []
+    for path in MODULES:
+        if path == ROOT / "core" / "outcomes.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Constant) and node.value in words:
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.value!r}")
+    assert not found, "outcome or numerics names spelled outside core/outcomes.py:\n" + "\n".join(found)
+
+
+def test_private_names_of_the_stack_stay_in_the_stack_layer():
+    private = ("_rejected_nodes", "_create_operator_support", "_check_ir_validity", "_collect_all_valid_cia_ops",
+               "_override_composite_implicit_decomp", "_SUPPORTED_VERSIONS", "_SUPPORTED_PROFILES")
+    found = []
+    for path in MODULES:
+        if path.relative_to(ROOT).parts[0] == "stack":
+            continue
+        text = path.read_text()
+        found += [f"{path.relative_to(ROOT)}: {name}" for name in private if name in text]
+        found += [f"{path.relative_to(ROOT)}: {line.strip()}" for line in text.splitlines()
+                  if "torch._" in line or "executorch.exir.dialects._ops" in line]
+    assert not found, "private names of torch / executorch outside workbench/stack:\n" + "\n".join(found)
+
+
+def test_edges_are_found_in_function_bodies_too():
+    sources = {edge.source for edge in edges(ROOT) if edge.target == "workbench.pipeline.isolation"}
+    assert "workbench.pipeline.case" in sources  # imported inside run_case only

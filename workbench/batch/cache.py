@@ -1,0 +1,132 @@
+"""The on-disk result cache: one JSON file per case, written atomically, never pickle.
+
+Location: $WORKBENCH_CACHE_DIR, else ~/.cache/tosa-workbench. A case's key covers its definition (operator
+name, dtype, seed, and a hash of the source of every module in the layers that compute results: RESULT_LAYERS),
+profile, the policy's content (Policy.fingerprint), the installed torch / executorch / tosa-tools versions and
+the Arm backend in use, so changing any of them misses exactly what it should. A policy whose content cannot be
+read is never cached (the sweep says so in its results). A file that cannot be read back is reported with a
+warning and recomputed.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import tempfile
+import warnings
+from pathlib import Path
+
+from ..core.records import CaseResult, result_from_dict
+from ..stack import arm_backend
+from ..stack.versions import versions
+
+FORMAT = 1  # bump when the stored layout changes
+
+
+def default_dir() -> Path:
+    configured = os.environ.get("WORKBENCH_CACHE_DIR")
+    return Path(configured).expanduser() if configured else Path.home() / ".cache" / "tosa-workbench"
+
+
+# The layers whose code decides what a result holds: every layer below this one (tests/layers.py checks that it
+# is exactly those). Views, reports, the UI and the CLI only present results.
+RESULT_LAYERS = ("core", "stack", "stages", "catalogue", "policies", "pipeline")
+PACKAGE_ROOT = Path(__file__).resolve().parents[1]
+
+
+def definition_fingerprint(root: Path = PACKAGE_ROOT) -> str:
+    """A hash of every module of RESULT_LAYERS under the package folder `root` (read as text: no import)."""
+    return _fingerprint_of(tuple(sorted((p.relative_to(root).as_posix(), p.stat().st_mtime_ns, p.stat().st_size)
+                                        for layer in RESULT_LAYERS for p in (root / layer).rglob("*.py"))), root)
+
+
+@functools.lru_cache(maxsize=None)
+def _fingerprint_of(files: tuple, root: Path) -> str:
+    # Keyed on each file's name, modification time and size, so an edit is seen at once and an unchanged tree is
+    # hashed once per process.
+    digest = hashlib.sha256()
+    for name, _, _ in files:
+        digest.update(name.encode())
+        digest.update((root / name).read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _digest(payload: dict) -> str:
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+def environment() -> dict:
+    return {"format": FORMAT, "versions": versions(), "arm_backend": arm_backend.active().cache_identity,
+            "definition": definition_fingerprint()}
+
+
+def case_key(op: str, dtype: str, seed: int, profile: str, policy_fingerprint: str) -> str:
+    return _digest({"op": op, "dtype": dtype, "seed": seed, "profile": profile, "policy": policy_fingerprint,
+                    **environment()})
+
+
+def request_key(request: dict) -> str:
+    return _digest({"request": request, **environment()})
+
+
+class ResultCache:
+    def __init__(self, directory: str | os.PathLike | None = None):
+        self.directory = Path(directory) if directory is not None else default_dir()
+
+    def _path(self, kind: str, key: str) -> Path:
+        return self.directory / kind / key[:2] / f"{key}.json"
+
+    def _read(self, kind: str, key: str):
+        path = self._path(kind, key)
+        try:
+            text = path.read_text()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            warnings.warn(f"cache entry {path} unreadable ({exc}); recomputing", stacklevel=3)
+            return None
+        try:
+            return json.loads(text)
+        except ValueError:
+            warnings.warn(f"cache entry {path} is damaged (not JSON); recomputing", stacklevel=3)
+            path.unlink(missing_ok=True)
+            return None
+
+    def _write(self, kind: str, key: str, payload) -> None:
+        path = self._path(kind, key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # A unique temp file in the same folder, then an atomic rename: readers see the old file or the whole
+        # new one, and two writers of the same key each install a complete file.
+        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{key[:8]}-", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w") as handle:
+                json.dump(payload, handle)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(temp, path)
+        except BaseException:
+            Path(temp).unlink(missing_ok=True)
+            raise
+
+    def get(self, key: str) -> CaseResult | None:
+        data = self._read("cases", key)
+        if data is None:
+            return None
+        try:
+            return result_from_dict(data)
+        except (KeyError, TypeError, ValueError) as exc:
+            warnings.warn(f"cache entry {self._path('cases', key)} is damaged ({exc}); recomputing", stacklevel=2)
+            self._path("cases", key).unlink(missing_ok=True)
+            return None
+
+    def put(self, key: str, result: CaseResult) -> None:
+        self._write("cases", key, result.to_dict())
+
+    def get_request(self, key: str) -> list | None:
+        data = self._read("requests", key)
+        return data if isinstance(data, list) else None
+
+    def put_request(self, key: str, cases: list) -> None:
+        self._write("requests", key, cases)

@@ -1,0 +1,144 @@
+"""What changed between two sweep results: cases matched on their key, grouped by outcome transition."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from ..core.errors import WorkbenchError
+from ..core.outcomes import FAILED_NUMERICS
+from ..core.rows import RESULT_COLUMNS
+from .results_io import load_results
+
+DEFAULT_KEY = ("op", "dtype", "profile", "policy")
+# Key columns that may be what the two sweeps compare: dropped from the key when each side holds one value.
+COMPARABLE = ("profile", "policy")
+PROVENANCE = ("torch", "executorch", "tosa_tools", "arm_backend")
+# Numerics worth naming in a transition even when the outcome changed too: the failed ones.
+NOTABLE_NUMERICS = FAILED_NUMERICS
+CHANGED_COLUMNS = ("outcome_before", "outcome_after", "numerics_before", "numerics_after", "reason_after",
+                   "root_cause_after")
+
+
+@dataclass
+class DiffResult:
+    """The cases matched on `key`: those whose outcome or numerics changed, grouped by transition in
+    `transitions`; the unmatched rows of each side; and what differed wholesale (`compared`)."""
+
+    key: list[str]
+    changed: pd.DataFrame
+    transitions: pd.DataFrame
+    only_before: pd.DataFrame
+    only_after: pd.DataFrame
+    compared: dict[str, tuple[str, str]] = field(default_factory=dict)
+    matched: int = 0
+
+    def __bool__(self) -> bool:
+        """True when a matched case changed or a case is in only one of the two results."""
+        return not (self.changed.empty and self.only_before.empty and self.only_after.empty)
+
+    def to_text(self, max_ops: int | None = 8) -> str:
+        lines = [f"compared {name}: {before} -> {after}" for name, (before, after) in self.compared.items()]
+        if self.changed.empty:
+            lines.append(f"no change in {self.matched} matched cases")
+        else:
+            lines.append(f"{len(self.changed)} of {self.matched} matched cases changed:")
+            for row in self.transitions.itertuples(index=False):
+                lines.append(f"  {row.transition}: {row.count} ({_some(row.ops.split(', '), max_ops)})")
+        for side, frame in (("before", self.only_before), ("after", self.only_after)):
+            if not frame.empty:
+                ops = sorted(set(frame["op"]))
+                cases = "case" if len(frame) == 1 else "cases"
+                lines.append(f"only in {side}: {len(frame)} {cases} ({_some(ops, max_ops)})")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.to_text()
+
+
+def diff(before, after, *, on=None) -> DiffResult:
+    """Match the cases of two sweep results (frames or files) and report what changed.
+
+    The key is op, dtype, profile and policy, less profile or policy when each side holds a single, different
+    value: that column is what the two sweeps compare (see `DiffResult.compared`). `on` sets the key instead.
+    """
+    before, after = load_results(before), load_results(after)
+    compared = {}
+    for column in COMPARABLE + PROVENANCE:
+        values = (_single(before[column]), _single(after[column]))
+        if None not in values and values[0] != values[1]:
+            compared[column] = values
+    if on is None:
+        key = [c for c in DEFAULT_KEY if c not in compared]
+    else:
+        key = [on] if isinstance(on, str) else list(on)
+        unknown = [c for c in key if c not in RESULT_COLUMNS]
+        if not key or unknown:
+            raise WorkbenchError(f"on= takes result columns; not {', '.join(unknown) or 'an empty list'} "
+                                 f"(valid: {', '.join(RESULT_COLUMNS)})")
+        compared = {c: values for c, values in compared.items() if c not in key}
+    for side, frame in (("before", before), ("after", after)):
+        _check_unique(frame, key, side)
+
+    both = before.merge(after, on=key, how="inner", suffixes=("_before", "_after"))
+    differs = (both["outcome_before"] != both["outcome_after"]) | (both["numerics_before"] != both["numerics_after"])
+    changed = both.loc[differs, key + list(CHANGED_COLUMNS)].reset_index(drop=True)
+    return DiffResult(
+        key=key,
+        changed=changed,
+        transitions=_transitions(changed, both.loc[differs, "op" if "op" in key else "op_after"]),
+        only_before=_unmatched(before, after, key),
+        only_after=_unmatched(after, before, key),
+        compared=compared,
+        matched=len(both),
+    )
+
+
+def transition(outcome_before: str, numerics_before: str, outcome_after: str, numerics_after: str) -> str:
+    """`fallback -> lowering_error`; numerics are named when only they changed or when they are notable."""
+    same_outcome = outcome_before == outcome_after
+    notable = numerics_before in NOTABLE_NUMERICS or numerics_after in NOTABLE_NUMERICS
+    if not same_outcome and (numerics_before == numerics_after or not notable):
+        return f"{outcome_before} -> {outcome_after}"
+    return f"{outcome_before}/{numerics_before} -> {outcome_after}/{numerics_after}"
+
+
+def _transitions(changed: pd.DataFrame, ops: pd.Series) -> pd.DataFrame:
+    names = [
+        transition(r.outcome_before, r.numerics_before, r.outcome_after, r.numerics_after)
+        for r in changed.itertuples(index=False)
+    ]
+    groups = pd.DataFrame({"transition": names, "op": list(ops)}).groupby("transition", sort=False)["op"]
+    table = pd.DataFrame({
+        "count": groups.size(),
+        "ops": groups.agg(lambda values: ", ".join(sorted(set(values)))),
+    }).reset_index()
+    table = table.sort_values(["count", "transition"], ascending=[False, True], kind="stable")
+    return table.reset_index(drop=True)[["transition", "count", "ops"]]
+
+
+def _unmatched(frame: pd.DataFrame, other: pd.DataFrame, key: list[str]) -> pd.DataFrame:
+    marked = frame.merge(other[key].drop_duplicates(), on=key, how="left", indicator=True)
+    return frame[(marked["_merge"] == "left_only").to_numpy()].reset_index(drop=True)
+
+
+def _single(series: pd.Series):
+    values = series.unique()
+    return values[0] if len(values) == 1 else None
+
+
+def _check_unique(frame: pd.DataFrame, key: list[str], side: str) -> None:
+    repeated = frame[frame.duplicated(key, keep=False)]
+    if not repeated.empty:
+        first = ", ".join(f"{c}={repeated.iloc[0][c]}" for c in key)
+        raise WorkbenchError(
+            f"the key ({', '.join(key)}) does not identify the cases of {side}: {len(repeated)} rows share a key, "
+            f"e.g. {first}; pass on= with more columns"
+        )
+
+
+def _some(names: list[str], limit: int | None) -> str:
+    if limit is None or len(names) <= limit:
+        return ", ".join(names)
+    return ", ".join(names[:limit]) + f", ... (+{len(names) - limit})"

@@ -1,0 +1,130 @@
+"""Sweep results on disk: one row per case, as CSV or Parquet, read back with the same dtypes."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..core.errors import ResultsFileError
+from ..core.rows import RESULT_COLUMNS
+FLOAT_COLUMNS = ("max_abs_error", "seconds")
+INT_COLUMNS = ("mismatches", "beyond_int32")
+BOOL_COLUMNS = ("cached",)
+TEXT_COLUMNS = tuple(c for c in RESULT_COLUMNS if c not in FLOAT_COLUMNS + INT_COLUMNS + BOOL_COLUMNS)
+FORMATS = {".csv": "CSV", ".parquet": "Parquet"}
+
+_BOOLS = {"true": True, "1": True, "1.0": True, "false": False, "0": False, "0.0": False}
+
+
+def save_results(frame: pd.DataFrame, path) -> Path:
+    """Write a sweep result to `path`, as CSV or Parquet by its extension; returns the path."""
+    path = Path(path)
+    kind = _format_of(path)
+    frame = load_results(frame)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if kind == ".csv":
+        frame.to_csv(path, index=False)
+    else:
+        _parquet_engine(path)
+        frame.to_parquet(path, index=False)
+    return path
+
+
+def load_results(path_or_frame) -> pd.DataFrame:
+    """A sweep result from a .csv or .parquet file (or a DataFrame), with the result columns first and typed.
+
+    Raises ResultsFileError when the file is missing, unreadable or not a sweep result.
+    """
+    if isinstance(path_or_frame, pd.DataFrame):
+        return _normalise(path_or_frame.copy(), "the frame")
+    path = Path(path_or_frame)
+    kind = _format_of(path)
+    if not path.is_file():
+        raise ResultsFileError(f"no results file at {path}")
+    try:
+        if kind == ".csv":
+            # Everything as text first: versions like "2.10" must not become floats, and "" must stay "".
+            frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+        else:
+            _parquet_engine(path)
+            frame = pd.read_parquet(path)
+    except ResultsFileError:
+        raise
+    except Exception as error:  # pandas and pyarrow raise many types for a file that is not a table
+        detail = " ".join(str(error).split()) or type(error).__name__
+        raise ResultsFileError(f"cannot read {path} as {FORMATS[kind]}: {detail}") from None
+    return _normalise(frame, str(path))
+
+
+def _format_of(path: Path) -> str:
+    suffix = path.suffix.lower()
+    if suffix not in FORMATS:
+        valid = ", ".join(FORMATS)
+        raise ResultsFileError(f"{path.name}: unknown results format {suffix or '(no extension)'!r}; use {valid}")
+    return suffix
+
+
+def _parquet_engine(path: Path) -> None:
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        raise ResultsFileError(f"{path.name}: Parquet needs pyarrow (pip install pyarrow), or use .csv") from None
+
+
+def _normalise(frame: pd.DataFrame, source: str) -> pd.DataFrame:
+    missing = [c for c in RESULT_COLUMNS if c not in frame.columns]
+    if missing:
+        raise ResultsFileError(
+            f"{source} is not a sweep result: missing column{'s' if len(missing) > 1 else ''} "
+            f"{', '.join(missing)} (a sweep result has the columns {', '.join(RESULT_COLUMNS)})"
+        )
+    extra = [c for c in frame.columns if c not in RESULT_COLUMNS]
+    frame = frame[list(RESULT_COLUMNS) + extra].reset_index(drop=True)
+    for column in TEXT_COLUMNS:
+        text = frame[column].astype(object)  # an all-empty column may have come back as float NaN
+        frame[column] = text.where(text.notna(), "").astype(str)
+    for columns, convert, dtype, kind in (
+        (FLOAT_COLUMNS, _to_float, "float64", "numbers"),
+        (INT_COLUMNS, _to_int, "int64", "integers"),
+        (BOOL_COLUMNS, _to_bool, "bool", "true or false"),
+    ):
+        for column in columns:
+            frame[column] = _convert(frame[column], convert, dtype, f"{source}: column {column} should hold {kind}")
+    return frame
+
+
+def _convert(series: pd.Series, convert, dtype: str, problem: str) -> pd.Series:
+    values = []
+    for row, value in enumerate(series):
+        try:
+            values.append(convert(value))
+        except (TypeError, ValueError):
+            raise ResultsFileError(f"{problem}, but row {row + 1} holds {value!r}") from None
+    return pd.Series(values, index=series.index, name=series.name, dtype=dtype)
+
+
+def _to_float(value) -> float:
+    if value is None or (isinstance(value, str) and value.strip() == ""):
+        return math.nan
+    return float(value)
+
+
+def _to_int(value) -> int:
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        return int(value)
+    number = float(value)  # "3", "3.0" and 3.0 all mean 3; NaN and 3.5 do not
+    if not number.is_integer():
+        raise ValueError(value)
+    return int(number)
+
+
+def _to_bool(value) -> bool:
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    key = str(value).strip().lower()
+    if key not in _BOOLS:
+        raise ValueError(value)
+    return _BOOLS[key]

@@ -1,0 +1,11 @@
+"""The core layer: the workbench's vocabulary and records, imported by every other layer and importing none.
+
+- `outcomes`: Outcome, Numerics and Stage, with their colours and codes (the one place that spells them);
+- `records`: CaseResult and its parts (plain data, JSON-safe), and the record of an Arm backend;
+- `rows`: one result as one table row (sweeps, views, text and reports all use it);
+- `text`: results as plain text;
+- `dtypes`: the dtypes a case can take and their tolerances;
+- `failures`: an exception as an ErrorInfo naming its root cause;
+- `errors`: the errors for caller mistakes, and the one "nearest names" helper.
+Nothing here imports torch or executorch.
+"""

@@ -1,0 +1,50 @@
+"""The dtypes a case can take, their input values and their comparison tolerances."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .errors import UnknownDtypeError, unknown_name
+
+
+@dataclass(frozen=True)
+class DtypeInfo:
+    name: str
+    torch_name: str  # attribute of `torch` holding the tensor dtype of the model's inputs
+    atol: float  # absolute tolerance for comparing reference and eager outputs (0 = exact)
+    rtol: float
+    quantized: bool = False
+
+
+# Floats are compared with tolerances near each format's resolution; qint8 compares a model quantized to
+# int8 against the same quantized model run eagerly, where one quantization step of rounding is expected,
+# so its tolerance is relative to the output's range (see compare.py).
+DTYPES: dict[str, DtypeInfo] = {
+    d.name: d
+    for d in (
+        DtypeInfo("bool", "bool", 0.0, 0.0),
+        DtypeInfo("int8", "int8", 0.0, 0.0),
+        DtypeInfo("int16", "int16", 0.0, 0.0),
+        DtypeInfo("int32", "int32", 0.0, 0.0),
+        DtypeInfo("int64", "int64", 0.0, 0.0),
+        DtypeInfo("float16", "float16", 1e-2, 1e-2),
+        DtypeInfo("bfloat16", "bfloat16", 5e-2, 5e-2),
+        DtypeInfo("float32", "float32", 1e-5, 1e-4),
+        DtypeInfo("qint8", "float32", 0.0, 0.0, quantized=True),
+    )
+}
+
+INTEGER_DTYPES = ("int8", "int16", "int32", "int64")
+FLOAT_DTYPES = ("float16", "bfloat16", "float32")
+ALL_DTYPES = tuple(DTYPES)
+
+# int64 inputs hold values beyond the int32 range wherever an op allows, so narrowing shows up in numbers.
+INT64_WIDE = 2**40
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+
+
+def get(name: str) -> DtypeInfo:
+    try:
+        return DTYPES[name]
+    except (KeyError, TypeError):
+        raise UnknownDtypeError(unknown_name("dtype", name, DTYPES)) from None

@@ -1,0 +1,233 @@
+"""The result of one case: plain data, JSON-safe through `to_dict()`, never holding live objects."""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from .outcomes import Numerics, Outcome
+
+INSTALLED = "installed"  # ArmBackend.source of the installed executorch's backend
+
+
+@dataclass(frozen=True)
+class ArmBackend:
+    """Which Arm backend produced a result: the installed executorch's, or the backends/arm of a checkout
+    (how one is chosen and described: stack/arm_backend.py)."""
+
+    source: str  # "installed" or "checkout"
+    executorch: str  # the installed executorch core, which a checkout's backend runs against
+    path: str | None = None  # the checkout's backends/arm folder
+    commit: str | None = None  # git HEAD of the checkout; None when the folder is not in a git work tree
+    dirty: bool | None = None  # uncommitted changes (untracked files included) under backends/arm
+    content: str | None = None  # hash of the folder's files
+
+    @property
+    def label(self) -> str:
+        """One line for tables and reports, e.g. `checkout /src/executorch/backends/arm at 1a2b3c4d5e6f (dirty)`."""
+        if self.source == INSTALLED:
+            return f"installed executorch {self.executorch}"
+        if self.commit is None:
+            return f"checkout {self.path} (no git, content {self.content})"
+        dirty = f" (dirty, content {self.content})" if self.dirty else ""
+        return f"checkout {self.path} at {self.commit[:12]}{dirty}"
+
+    @property
+    def cache_identity(self) -> str:
+        """What the cache keys on: the files that run, not where they are or what git calls them."""
+        return self.label if self.source == INSTALLED else f"checkout content {self.content}"
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "ArmBackend":
+        return cls(**data)
+
+
+def label_of(recorded: dict) -> str:
+    """The label of a backend as a result records it ("" for results from before backends were recorded)."""
+    return ArmBackend.from_dict(recorded).label if recorded else ""
+
+
+@dataclass(frozen=True)
+class ErrorInfo:
+    stage: str
+    type: str
+    message: str
+    root_cause: str
+    root_cause_type: str
+    traceback: str
+
+    def one_line(self) -> str:
+        return f"[{self.stage}] {self.root_cause_type}: {self.root_cause}"
+
+
+@dataclass(frozen=True)
+class NodeRecord:
+    """One call_function node of the edge program as the partitioner saw it."""
+
+    name: str
+    target: str
+    args: tuple[str, ...]  # names of the nodes (or program inputs) it reads
+    input_dtypes: tuple[str, ...]
+    input_shapes: tuple[tuple, ...]
+    output_dtypes: tuple[str, ...]
+    output_shapes: tuple[tuple, ...]
+    delegated: bool  # tagged for TOSA by the partitioner
+    delegate: str | None  # the partition tag it was placed in
+    reason: str | None  # the partitioner's rejection reason when not delegated
+
+    def dtype_summary(self) -> str:
+        return f"{','.join(self.input_dtypes) or '-'} -> {','.join(self.output_dtypes) or '-'}"
+
+
+@dataclass(frozen=True)
+class DelegateRecord:
+    name: str
+    tosa_ops: tuple[dict, ...]  # TosaOpInfo.to_dict() per operator, in order
+    flatbuffer: bytes = field(repr=False)
+
+    @property
+    def tosa_op_names(self) -> list[str]:
+        return [op["op"] for op in self.tosa_ops]
+
+    def to_dict(self) -> dict:
+        return {
+            "name": self.name,
+            "tosa_ops": list(self.tosa_ops),
+            "flatbuffer_bytes": len(self.flatbuffer),
+            "flatbuffer_base64": base64.b64encode(self.flatbuffer).decode("ascii"),
+        }
+
+
+@dataclass(frozen=True)
+class OutputComparison:
+    index: int
+    dtype: str
+    shape: tuple[int, ...]
+    eager: Any  # nested lists of values
+    reference: Any  # nested lists, or None when the shapes or dtypes disagreed before values could be compared
+    match: bool
+    max_abs_error: float | None
+    mismatches: int
+    numel: int
+    atol: float
+    rtol: float
+    beyond_int32: int  # eager values outside the int32 range (int64 outputs)
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    op: str
+    dtype: str | None
+    profile: str
+    policy: str
+    seed: int | None
+    outcome: Outcome
+    numerics: Numerics
+    nodes: tuple[NodeRecord, ...]
+    error: ErrorInfo | None
+    delegates: tuple[DelegateRecord, ...]
+    outputs: tuple[OutputComparison, ...]
+    timings: dict[str, float]
+    versions: dict[str, str]
+    notes: tuple[str, ...] = ()  # what the run observed without failing, e.g. a delegate's narrower output dtype
+    arm_backend: dict = field(default_factory=dict)  # which Arm backend ran it: ArmBackend.to_dict()
+
+    @property
+    def delegated_nodes(self) -> list[NodeRecord]:
+        return [n for n in self.nodes if n.delegated]
+
+    @property
+    def cpu_nodes(self) -> list[NodeRecord]:
+        return [n for n in self.nodes if not n.delegated]
+
+    @property
+    def max_abs_error(self) -> float | None:
+        errors = [o.max_abs_error for o in self.outputs if o.max_abs_error is not None]
+        return max(errors) if errors else None
+
+    @property
+    def mismatches(self) -> int:
+        return sum(o.mismatches for o in self.outputs)
+
+    @property
+    def beyond_int32(self) -> int:
+        """Eager output values outside the int32 range, over all outputs."""
+        return sum(o.beyond_int32 for o in self.outputs)
+
+    @property
+    def arm_backend_label(self) -> str:
+        return label_of(self.arm_backend)
+
+    def reason_summary(self) -> str:
+        """One line: the error's root cause, else the first rejection reason, else the first note."""
+        if self.error is not None:
+            return self.error.one_line()
+        for node in self.cpu_nodes:
+            if node.reason:
+                return f"{node.name}: {node.reason}"
+        return self.notes[0] if self.notes else ""
+
+    def to_dict(self) -> dict:
+        return {
+            "op": self.op,
+            "dtype": self.dtype,
+            "profile": self.profile,
+            "policy": self.policy,
+            "seed": self.seed,
+            "outcome": self.outcome.value,
+            "numerics": self.numerics.value,
+            "nodes": [asdict(n) for n in self.nodes],
+            "error": None if self.error is None else asdict(self.error),
+            "delegates": [d.to_dict() for d in self.delegates],
+            "outputs": [asdict(o) for o in self.outputs],
+            "max_abs_error": self.max_abs_error,
+            "mismatches": self.mismatches,
+            "timings": dict(self.timings),
+            "versions": dict(self.versions),
+            "notes": list(self.notes),
+            "arm_backend": dict(self.arm_backend),
+        }
+
+    def __str__(self) -> str:
+        from .text import format_result
+
+        return format_result(self)
+
+
+def _tuples(value):
+    """JSON lists back to the tuples the dataclasses hold (shapes nest)."""
+    return tuple(_tuples(v) for v in value) if isinstance(value, list) else value
+
+
+def result_from_dict(data: dict) -> CaseResult:
+    """The inverse of CaseResult.to_dict(): how results come back from worker processes and the cache."""
+    error = data.get("error")
+    return CaseResult(
+        op=data["op"],
+        dtype=data.get("dtype"),
+        profile=data["profile"],
+        policy=data["policy"],
+        seed=data.get("seed"),
+        outcome=Outcome(data["outcome"]),
+        numerics=Numerics(data["numerics"]),
+        nodes=tuple(NodeRecord(**{k: _tuples(v) for k, v in n.items()}) for n in data.get("nodes", ())),
+        error=None if error is None else ErrorInfo(**error),
+        delegates=tuple(
+            DelegateRecord(name=d["name"], tosa_ops=tuple(d["tosa_ops"]),
+                           flatbuffer=base64.b64decode(d["flatbuffer_base64"]))
+            for d in data.get("delegates", ())
+        ),
+        outputs=tuple(
+            OutputComparison(**{k: (tuple(v) if k == "shape" else v) for k, v in o.items()})
+            for o in data.get("outputs", ())
+        ),
+        timings=dict(data.get("timings", {})),
+        versions=dict(data.get("versions", {})),
+        notes=tuple(data.get("notes", ())),
+        arm_backend=dict(data.get("arm_backend") or {}),
+    )

@@ -1,0 +1,30 @@
+"""One result as one table row: the columns of a sweep result, and the one function that fills them.
+
+Sweeps, the results table of views, the text tables of the terminal and reports all take their rows from
+`result_row`, so a column means the same everywhere.
+"""
+
+from __future__ import annotations
+
+RESULT_COLUMNS: tuple[str, ...] = (
+    "op", "dtype", "profile", "policy", "outcome", "numerics", "reason", "root_cause", "error_stage",
+    "max_abs_error", "mismatches", "beyond_int32", "seconds", "cached", "torch", "executorch", "tosa_tools",
+    "arm_backend",
+)
+# Columns that say how a row was obtained, not what the case did: two runs of the same case may differ in them.
+RUN_COLUMNS = ("seconds", "cached")
+
+
+def result_row(result, cached: bool = False) -> dict:
+    """The RESULT_COLUMNS of one CaseResult."""
+    error = result.error
+    return {
+        "op": result.op, "dtype": result.dtype, "profile": result.profile, "policy": result.policy,
+        "outcome": result.outcome.value, "numerics": result.numerics.value, "reason": result.reason_summary(),
+        "root_cause": error.root_cause if error else "", "error_stage": error.stage if error else "",
+        "max_abs_error": result.max_abs_error, "mismatches": result.mismatches,
+        "beyond_int32": result.beyond_int32,
+        "seconds": round(sum(result.timings.values()), 4), "cached": cached,
+        "torch": result.versions.get("torch", ""), "executorch": result.versions.get("executorch", ""),
+        "tosa_tools": result.versions.get("tosa-tools", ""), "arm_backend": result.arm_backend_label,
+    }

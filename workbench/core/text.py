@@ -1,0 +1,55 @@
+"""Plain-text views of results for the terminal."""
+
+from __future__ import annotations
+
+from .rows import result_row
+
+
+def table(rows: list[list[str]], headers: list[str], max_width: int = 60) -> str:
+    def cell(value) -> str:
+        text = "" if value is None else str(value)
+        return text if len(text) <= max_width else text[: max_width - 1] + "…"
+
+    cells = [[cell(h) for h in headers]] + [[cell(v) for v in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    lines = ["  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def format_result(result) -> str:
+    head = f"{result.op} [{result.dtype}] {result.profile} policy={result.policy}"
+    lines = [head, f"outcome: {result.outcome.value}   numerics: {result.numerics.value}"]
+    if result.arm_backend:
+        lines.append(f"Arm backend: {result.arm_backend_label}")
+    if result.error is not None:
+        lines.append(f"error: {result.error.one_line()}")
+    if result.nodes:
+        rows = [
+            [n.name, n.target, n.dtype_summary(), "TOSA" if n.delegated else "CPU", n.reason or ""]
+            for n in result.nodes
+        ]
+        lines += ["", table(rows, ["node", "target", "dtypes", "placed", "reason"], max_width=70)]
+    for delegate in result.delegates:
+        lines.append(f"{delegate.name}: TOSA {' -> '.join(delegate.tosa_op_names) or '(no operators)'}")
+    for out in result.outputs:
+        status = "match" if out.match else "MISMATCH"
+        error = "-" if out.max_abs_error is None else f"{out.max_abs_error:g}"
+        extra = f", {out.beyond_int32} values beyond int32" if out.beyond_int32 else ""
+        note = f" ({out.note})" if out.note else ""
+        lines.append(
+            f"output {out.index}: {status} {out.dtype}{list(out.shape)} max_abs_error={error} "
+            f"mismatches={out.mismatches}/{out.numel}{extra}{note}"
+        )
+    lines += [f"note: {note}" for note in result.notes]
+    timing = " ".join(f"{k}={v:.2f}s" for k, v in result.timings.items())
+    lines.append(f"timings: {timing}")
+    return "\n".join(lines)
+
+
+SUMMARY_COLUMNS = ("op", "dtype", "profile", "outcome", "numerics", "reason")
+
+
+def format_results_table(results) -> str:
+    rows = [[result_row(r)[c] for c in SUMMARY_COLUMNS] for r in results]
+    return table(rows, [*SUMMARY_COLUMNS[:-1], "reason / root cause"], max_width=90)

@@ -1,0 +1,264 @@
+"""Run cases in child processes, so that a crash (a signal in native code) or a hang costs one case only.
+
+Children are forked (Linux): they inherit the imported stack, so starting one costs milliseconds rather than
+the seconds an executorch import takes, and the module or policy of a case need not be picklable. A child
+tells the parent each stage as it starts and the partition decisions as soon as they exist; when the child
+dies or runs past its time limit, the parent turns what it last heard into a `crashed` / `timeout` result.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import multiprocessing
+import os
+import signal
+import time
+import traceback
+from dataclasses import asdict
+from multiprocessing.connection import wait
+from typing import Callable, Iterator
+
+from ..core.outcomes import Numerics, Outcome
+from ..core.records import CaseResult, ErrorInfo, NodeRecord, result_from_dict
+from ..stack import loader
+
+# A one-op case takes about a second; a large user model's lowering can take minutes. Past this a child is
+# stopped and the case reported as `timeout`.
+DEFAULT_TIMEOUT_SECONDS = 300.0
+
+
+def _context():
+    return multiprocessing.get_context("fork")
+
+
+def _node_dicts(nodes) -> list[dict] | None:
+    return None if nodes is None else [asdict(n) for n in nodes]
+
+
+class _Reporter:
+    """The child's side: stage messages and results over one pipe."""
+
+    def __init__(self, conn):
+        self.conn = conn
+
+    def start(self, index: int) -> None:
+        self.conn.send(("start", index))
+
+    def stage(self, stage: str, nodes) -> None:
+        self.conn.send(("stage", stage, _node_dicts(nodes)))
+
+    def result(self, result: CaseResult) -> None:
+        self.conn.send(("result", result.to_dict()))
+
+
+def _child_main(conn, work: Callable[[_Reporter], None]) -> None:
+    # A crash is reported by the parent in one line; an inherited fault handler would dump stacks to stderr.
+    faulthandler.disable()
+    # The parent's OpenMP thread pool does not survive fork, and a parallel region in the child can then wait on
+    # it forever (seen in quantization observers); one thread per child also keeps parallel workers from
+    # oversubscribing the cores.
+    loader.torch().set_num_threads(1)
+    reporter = _Reporter(conn)
+    try:
+        work(reporter)
+    except BaseException:  # anything the pipeline did not turn into a result is still the case's to report
+        conn.send(("failure", traceback.format_exc()))
+    finally:
+        conn.close()
+        os._exit(0)  # skip the parent's exit handlers (kernels, servers) inherited through fork
+
+
+def stopped_result(identity: dict, outcome: Outcome, stage: str, nodes: list[dict] | None, detail: str,
+                   cause_type: str) -> CaseResult:
+    """The result of a case whose child died or timed out: what was known, and why it stopped."""
+    return CaseResult(
+        op=identity["op"], dtype=identity.get("dtype"), profile=identity["profile"], policy=identity["policy"],
+        seed=identity.get("seed"), outcome=outcome, numerics=Numerics.NOT_RUN,
+        nodes=tuple(NodeRecord(**n) for n in nodes or ()),
+        error=ErrorInfo(stage=stage, type=cause_type, message=detail, root_cause=detail, root_cause_type=cause_type,
+                        traceback=""),
+        delegates=(), outputs=(), timings={}, versions=dict(loader.versions()),
+        arm_backend=loader.arm_backend(),
+    )
+
+
+def _death(process) -> tuple[Outcome, str, str]:
+    process.join(5)
+    code = process.exitcode
+    if code is not None and code < 0:
+        name = signal.Signals(-code).name
+        return Outcome.CRASHED, name, f"child process killed by {name}"
+    return Outcome.CRASHED, "ChildExited", f"child process exited with code {code} before reporting a result"
+
+
+def _failure_result(identity: dict, stage: str, nodes, text: str) -> CaseResult:
+    last = text.strip().splitlines()[-1] if text.strip() else "unknown failure"
+    return CaseResult(
+        op=identity["op"], dtype=identity.get("dtype"), profile=identity["profile"], policy=identity["policy"],
+        seed=identity.get("seed"), outcome=Outcome.CRASHED, numerics=Numerics.NOT_RUN,
+        nodes=tuple(NodeRecord(**n) for n in nodes or ()),
+        error=ErrorInfo(stage=stage, type="WorkbenchFailure", message=text, root_cause=last,
+                        root_cause_type="WorkbenchFailure", traceback=text),
+        delegates=(), outputs=(), timings={}, versions=dict(loader.versions()),
+        arm_backend=loader.arm_backend(),
+    )
+
+
+def run_isolated(task: Callable, *, identity: dict, timeout: float | None = None,
+                 on_stage: Callable | None = None) -> CaseResult:
+    """Run `task(on_stage) -> CaseResult` in a forked child; never raises for what the child does."""
+    loader.arm()  # import once here, so the child inherits it instead of importing again
+    limit = DEFAULT_TIMEOUT_SECONDS if timeout is None else timeout
+    parent_conn, child_conn = _context().Pipe(duplex=False)
+
+    def work(reporter: _Reporter) -> None:
+        reporter.result(task(reporter.stage))
+
+    process = _context().Process(target=_child_main, args=(child_conn, work), daemon=True)
+    process.start()
+    child_conn.close()
+    stage, nodes = "start", None
+    deadline = time.monotonic() + limit
+    try:
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                process.kill()
+                process.join(5)
+                return stopped_result(identity, Outcome.TIMEOUT, stage, nodes,
+                                      f"case exceeded its time limit of {limit:g} s during {stage}", "Timeout")
+            if not parent_conn.poll(min(remaining, 1.0)):
+                continue
+            try:
+                message = parent_conn.recv()
+            except (EOFError, OSError):
+                outcome, cause, detail = _death(process)
+                return stopped_result(identity, outcome, stage, nodes, f"{detail} during {stage}", cause)
+            kind = message[0]
+            if kind == "stage":
+                stage = message[1]
+                nodes = message[2] if message[2] is not None else nodes
+                if on_stage:
+                    on_stage(stage, message[2])
+            elif kind == "result":
+                return result_from_dict(message[1])
+            elif kind == "failure":
+                return _failure_result(identity, stage, nodes, message[1])
+    finally:
+        parent_conn.close()
+        if process.is_alive():
+            process.kill()
+        process.join(5)
+
+
+class WorkerPool:
+    """Long-lived forked workers that run case groups; one crash or hang loses one case, never the pool.
+
+    A task is (identity_base, profiles, run) where `run(reporter, profiles)` sends, for each profile in order,
+    a ("start", index) message, stage messages and a ("result", dict). `results(tasks)` yields CaseResults as
+    they arrive. When a worker dies or its current case runs past `timeout`, that case becomes `crashed` or
+    `timeout`, the worker is replaced, and the group's remaining profiles run again in a fresh worker.
+    """
+
+    def __init__(self, workers: int, timeout: float | None = None):
+        loader.arm()
+        self.size = max(1, int(workers))
+        self.timeout = DEFAULT_TIMEOUT_SECONDS if timeout is None else timeout
+
+    def results(self, tasks: list) -> Iterator[CaseResult]:
+        run = _PoolRun(self, tasks)
+        try:
+            while run.queue or run.busy:
+                while run.queue and len(run.busy) < self.size:
+                    run.launch(run.queue.pop(0))
+                yield from run.expire()
+                if run.busy:
+                    yield from run.receive()
+        finally:
+            run.stop_all()
+
+
+class _PoolRun:
+    """The state of one WorkerPool.results call: tasks waiting, and per busy pipe its worker and progress."""
+
+    def __init__(self, pool: WorkerPool, tasks: list):
+        self.timeout = pool.timeout
+        self.queue = list(tasks)
+        self.busy: dict = {}  # conn -> {"process", "task", "index", "stage", "nodes", "deadline"}
+
+    def launch(self, task) -> None:
+        identity_base, profiles, run = task
+        parent_conn, child_conn = _context().Pipe(duplex=False)
+
+        def work(reporter: _Reporter) -> None:
+            run(reporter, profiles)
+
+        process = _context().Process(target=_child_main, args=(child_conn, work), daemon=True)
+        process.start()
+        child_conn.close()
+        self.busy[parent_conn] = {"process": process, "task": task, "index": 0, "stage": "start", "nodes": None,
+                                  "deadline": time.monotonic() + self.timeout}
+
+    def _requeue_rest(self, state, start: int) -> None:
+        identity_base, profiles, run = state["task"]
+        if start < len(profiles):
+            self.queue.insert(0, (identity_base, profiles[start:], run))
+
+    def _identity(self, state) -> dict:
+        identity_base, profiles, _ = state["task"]
+        return dict(identity_base, profile=profiles[state["index"]])
+
+    def _release(self, conn) -> None:
+        state = self.busy.pop(conn)
+        conn.close()
+        if state["process"].is_alive():
+            state["process"].kill()
+        state["process"].join(5)
+
+    def retire(self, conn, state, outcome, cause, detail) -> CaseResult:
+        result = stopped_result(self._identity(state), outcome, state["stage"], state["nodes"], detail, cause)
+        self._release(conn)
+        self._requeue_rest(state, state["index"] + 1)
+        return result
+
+    def expire(self) -> Iterator[CaseResult]:
+        now = time.monotonic()
+        for conn, state in list(self.busy.items()):
+            if now >= state["deadline"]:
+                yield self.retire(conn, state, Outcome.TIMEOUT, "Timeout",
+                                  f"case exceeded its time limit of {self.timeout:g} s during {state['stage']}")
+
+    def receive(self) -> Iterator[CaseResult]:
+        soonest = min(s["deadline"] for s in self.busy.values())
+        for conn in wait(list(self.busy), timeout=max(0.0, min(soonest - time.monotonic(), 1.0))):
+            state = self.busy[conn]
+            try:
+                message = conn.recv()
+            except (EOFError, OSError):
+                if state["index"] >= len(state["task"][1]):  # finished its group, then exited
+                    self._release(conn)
+                    continue
+                outcome, cause, detail = _death(state["process"])
+                yield self.retire(conn, state, outcome, cause, f"{detail} during {state['stage']}")
+                continue
+            yield from self._handle(state, message)
+
+    def _handle(self, state, message) -> Iterator[CaseResult]:
+        kind = message[0]
+        if kind == "start":
+            state.update(index=message[1], stage="start", nodes=None, deadline=time.monotonic() + self.timeout)
+        elif kind == "stage":
+            state["stage"] = message[1]
+            if message[2] is not None:
+                state["nodes"] = message[2]
+        elif kind == "result":
+            state["index"] += 1
+            yield result_from_dict(message[1])
+        elif kind == "failure" and state["index"] < len(state["task"][1]):
+            yield _failure_result(self._identity(state), state["stage"], state["nodes"], message[1])
+            self._requeue_rest(state, state["index"] + 1)
+            state["index"] = len(state["task"][1])
+
+    def stop_all(self) -> None:
+        for conn in list(self.busy):
+            self._release(conn)

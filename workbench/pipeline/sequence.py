@@ -1,0 +1,56 @@
+"""The pipeline as a named sequence of stages, and the one place where a stage's failure becomes an outcome.
+
+Adding a stage is one module in stages/ (see stages/__init__.py for what it holds) and one line below. Every
+stage runs inside `run_stages`, so every failure is classified the same way: by the core Stage it is recorded
+under (core.outcomes.FAILURE_OUTCOME / FAILURE_NUMERICS), with an ErrorInfo naming its root cause.
+"""
+
+from __future__ import annotations
+
+import time
+
+from ..core.errors import WorkbenchError
+from ..core.failures import error_info
+from ..core.outcomes import FAILURE_NUMERICS, FAILURE_OUTCOME
+from ..core.records import ErrorInfo
+from ..stages import compare, eager, export, lower, quantize, reference
+
+# What a case does once, whatever the profile: it ends in a torch.export program (or an export_error).
+PREPARE = (eager, quantize, export)
+# What it does per profile: partition and lower, run what was delegated, compare with eager.
+PER_PROFILE = (lower, reference, compare)
+
+
+def run_stages(stages, state, observe) -> ErrorInfo | None:
+    """Run `stages` in order on `state`, timing each in state.timings, until one fails or sets state.done.
+
+    Returns the failure as an ErrorInfo (None when none failed) after applying its classification to the state:
+    an outcome for the stages that end a case, the numerics for those after lowering. A WorkbenchError is not a
+    case's failure but the caller's or the installation's (an Arm backend checkout that does not import, a
+    private name of the stack the workbench cannot do without): it is raised.
+    """
+    for stage in stages:
+        if hasattr(stage, "applies") and not stage.applies(state):
+            continue
+        observe(str(stage.ANNOUNCE), None)
+        start = time.perf_counter()
+        try:
+            stage.run(state)
+        except WorkbenchError:
+            raise
+        except Exception as exc:
+            where = stage.failed_stage(state) if hasattr(stage, "failed_stage") else stage.ANNOUNCE
+            _classify(state, where)
+            return error_info(where, exc)
+        finally:
+            state.timings[stage.NAME] = round(time.perf_counter() - start, 6)
+        if state.done:
+            break
+    return None
+
+
+def _classify(state, stage) -> None:
+    if stage in FAILURE_OUTCOME and hasattr(state, "outcome"):
+        state.outcome = FAILURE_OUTCOME[stage]
+    if stage in FAILURE_NUMERICS:
+        state.numerics = FAILURE_NUMERICS[stage]

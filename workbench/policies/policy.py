@@ -1,0 +1,176 @@
+"""A partition policy: a named set of extra partition checks, and what the cache keys it on.
+
+A policy never patches executorch; its checks go in through `TOSAPartitioner(compile_spec,
+additional_checks=[...])`, where a check that returns False keeps a node on CPU.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import inspect
+import sys
+import sysconfig
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+from ..core.errors import WorkbenchError, nearest
+from ..stack import internals
+from ..stack.profiles import Profile
+from .int64_allowlist import check_class
+
+
+def no_checks(profile: Profile) -> Sequence:
+    """The checks of a policy that adds none."""
+    return ()
+
+
+@dataclass(frozen=True)
+class Policy:
+    name: str
+    description: str
+    # profile -> OperatorSupportBase instances to add to the partitioner's checks
+    make_checks: Callable[[Profile], Sequence] = field(default=no_checks, compare=False)
+    ops: frozenset[str] | None = None  # the candidate edge operators of an allowlist policy
+    source_text: str | None = field(default=None, compare=False)  # the file it was loaded from, if any
+
+    def checks(self, profile: Profile) -> list:
+        return list(self.make_checks(profile))
+
+    def fingerprint(self) -> str | None:
+        """What the cache keys a policy on: its content, or None when that cannot be read (then nothing it
+        computes is cached, and its results say so).
+
+        An allowlist is its operators (its check is workbench code, in the cache's definition fingerprint) and,
+        when loaded from a file, that file's text; any other policy is the source of its check callables.
+        """
+        if self.ops is not None:
+            text = f"{self.name}:{','.join(sorted(self.ops))}"
+            if self.source_text is not None:
+                text += ":file " + hashlib.sha256(self.source_text.encode()).hexdigest()[:16]
+            return text
+        if self.make_checks is no_checks:
+            return self.name
+        code = code_fingerprint(self.make_checks)
+        return None if code is None else f"{self.name}:code {code}"
+
+    def with_ops(self, *, add: Iterable[str] = (), remove: Iterable[str] = (), name: str | None = None) -> "Policy":
+        """The same kind of allowlist policy with operators added or removed (named `name`, or `<name>*`)."""
+        if self.ops is None:
+            raise WorkbenchError(f"policy {self.name!r} has no operator list; start from 'ext-int64-allowlist'")
+        add, remove = [check_op(op) for op in add], [check_op(op) for op in remove]
+        return allowlist(name or f"{self.name}*", (set(self.ops) | set(add)) - set(remove), self.description)
+
+    def to_python(self, variable: str = "TOSA_EXT_INT64_SupportList") -> str:
+        """The candidate list as a set literal of exir_ops.edge targets, ready to paste into executorch."""
+        if self.ops is None:
+            raise WorkbenchError(f"policy {self.name!r} has no operator list to export")
+        lines = [f"{variable} = {{"] + [f"    exir_ops.edge.{op}," for op in sorted(self.ops)] + ["}"]
+        return "\n".join(lines) + "\n"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def allowlist(name: str, ops: Iterable[str], description: str | None = None, *,
+              source_text: str | None = None) -> Policy:
+    """An EXT-INT64 allowlist policy over the edge operators `ops` (see int64_allowlist.py)."""
+    chosen = frozenset(ops)
+
+    def make_checks(profile: Profile) -> list:
+        if not profile.declares("int64"):
+            return []
+        return [check_class()(chosen, profile.name)]
+
+    return Policy(name, description or f"EXT-INT64 allowlist of {len(chosen)} edge operators", make_checks, chosen,
+                  source_text)
+
+
+def _edge_op_names() -> list[str]:
+    from ..catalogue import CATALOGUE
+
+    return sorted({op for entry in CATALOGUE.values() for op in entry.edge_ops})
+
+
+def check_op(op: str) -> str:
+    """An edge operator name ('aten.add.Tensor') that resolves under exir_ops.edge."""
+    try:
+        internals.edge_operator(op)
+    except (AttributeError, RuntimeError):
+        hint = nearest(op, _edge_op_names())
+        raise WorkbenchError(f"{op!r} is not an edge operator" + (f"; nearest: {', '.join(hint)}" if hint else "")
+                             + " (names look like 'aten.add.Tensor')") from None
+    return op
+
+
+# --- fingerprinting a policy's own code ---------------------------------------------------------------------------
+
+_LIBRARY_ROOTS = tuple(str(Path(p).resolve()) for p in {sysconfig.get_paths()["stdlib"],
+                                                           sysconfig.get_paths()["purelib"],
+                                                           sysconfig.get_paths()["platlib"]})
+_CONSTANTS = (str, bytes, int, float, complex, bool, type(None))
+
+
+def _is_library(obj) -> bool:
+    """Code of an installed package or the standard library: its version, not its source, is what counts (the
+    cache key has the versions of the stack; the workbench's own code is in the definition fingerprint)."""
+    module = sys.modules.get(getattr(obj, "__module__", None) or "")
+    path = getattr(module, "__file__", None)
+    if module is None or path is None:
+        return module is not None  # a builtin module
+    return str(Path(path).resolve()).startswith(_LIBRARY_ROOTS)
+
+
+def code_fingerprint(root) -> str | None:
+    """A hash of the source of `root` and of the user code it reaches (closure cells, globals it names, classes
+    and their methods, functools.partial parts, constants); None when some of that code has no readable source."""
+    parts: list[str] = []
+    seen: set[int] = set()
+
+    def visit(obj, depth: int) -> bool:
+        if isinstance(obj, _CONSTANTS):
+            parts.append(repr(obj))
+            return True
+        if id(obj) in seen or depth > 6:
+            return True
+        seen.add(id(obj))
+        if isinstance(obj, (tuple, list, frozenset, set)):
+            return all(visit(item, depth + 1) for item in sorted(obj, key=repr) if not isinstance(obj, (tuple, list))
+                       ) if isinstance(obj, (set, frozenset)) else all(visit(item, depth + 1) for item in obj)
+        if isinstance(obj, dict):
+            return all(visit(k, depth + 1) and visit(v, depth + 1) for k, v in sorted(obj.items(), key=repr))
+        if isinstance(obj, functools.partial):
+            return visit(obj.func, depth + 1) and visit(obj.args, depth + 1) and visit(obj.keywords, depth + 1)
+        if inspect.ismethod(obj):
+            return visit(obj.__func__, depth + 1) and visit(obj.__self__, depth + 1)
+        if inspect.ismodule(obj) or _is_library(obj):
+            parts.append(f"{getattr(obj, '__module__', '')}.{getattr(obj, '__qualname__', getattr(obj, '__name__', ''))}")
+            return True
+        if inspect.isfunction(obj) or inspect.isclass(obj):
+            return _visit_code(obj, depth, parts, visit)
+        return visit(type(obj), depth + 1) and visit(getattr(obj, "__dict__", {}), depth + 1)
+
+    if not visit(root, 0):
+        return None
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+
+def _visit_code(obj, depth: int, parts: list[str], visit) -> bool:
+    try:
+        parts.append(inspect.getsource(obj))
+    except (OSError, TypeError):
+        return False
+    if inspect.isclass(obj):
+        return all(visit(base, depth + 1) for base in obj.__bases__ if base is not object)
+    closure = [cell.cell_contents for cell in obj.__closure__ or () if _filled(cell)]
+    named = [obj.__globals__[n] for n in obj.__code__.co_names if n in obj.__globals__]
+    return all(visit(item, depth + 1) for item in closure + named)
+
+
+def _filled(cell) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:  # a cell not yet assigned
+        return False
+    return True

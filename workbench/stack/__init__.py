@@ -1,0 +1,10 @@
+"""The stack layer: everything that touches torch, executorch and the TOSA tools as they are installed.
+
+- `loader`: imports the pinned stack once per process (torch, executorch's Arm backend, the reference model);
+- `arm_backend`: which Arm backend runs, the installed one or an executorch checkout's;
+- `internals`: every private name of executorch and torch the workbench uses, checked when the stack loads;
+- `decomposition_cache`: the speed lever over torch.export's model-independent work;
+- `profiles`: TOSA profile strings as executorch's TosaSpecification reads them;
+- `versions`: the installed versions; `doctor`: all of the above in one report.
+Imports only the core layer.
+"""

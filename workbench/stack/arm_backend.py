@@ -1,0 +1,215 @@
+"""Which Arm backend produces results: the installed executorch's, or the `backends/arm` of an executorch checkout.
+
+executorch's Arm backend is pure Python, so a branch under review runs against the installed executorch core
+without building anything. `use_arm_backend(path)` (or WORKBENCH_ARM_BACKEND=path, or `--arm-backend path`)
+puts a finder first on sys.meta_path that loads the package `executorch.backends.arm` from the checkout; its
+submodules then follow the package's __path__, so every `executorch.backends.arm...` import in the process -
+the workbench's, executorch's own, the forked sweep workers' - comes from the checkout. Nothing installed is
+touched. A process holds one Arm backend: once imported, it cannot be swapped (its operators are registered
+with torch), so asking for another one then is an error that says to restart.
+
+Every result records the backend as `ArmBackend.to_dict()` (core/records.py); the cache keys on `cache_identity`, a hash of the
+checkout's files, so results of two branches - or of one branch before and after an uncommitted edit - never mix.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.abc
+import importlib.util
+import os
+import subprocess
+import sys
+import traceback
+from pathlib import Path
+
+from ..core.errors import WorkbenchError
+from ..core.failures import root_cause
+from ..core.records import INSTALLED, ArmBackend, label_of
+from .versions import versions
+
+ENV_VAR = "WORKBENCH_ARM_BACKEND"
+PACKAGE = "executorch.backends.arm"
+_ANCHOR = Path("tosa") / "partitioner.py"  # a file every Arm backend folder has
+_LISTED_DIFFERENCES = 12
+
+
+class ArmBackendError(WorkbenchError):
+    """An Arm backend that cannot be used: not a checkout, asked for too late, or not importable."""
+
+
+class ArmBackendAlreadyImportedError(ArmBackendError):
+    """Another Arm backend than the one asked for is already imported in this process (it cannot be swapped)."""
+
+
+# --- finding and describing a checkout ------------------------------------------------------------------------
+
+def resolve_folder(path) -> Path:
+    """The Arm backend folder of `path`: an executorch checkout, or its backends/arm folder itself."""
+    given = Path(path).expanduser()
+    if not given.is_dir():
+        raise ArmBackendError(f"Arm backend path {str(path)!r} is not a folder; give an executorch checkout "
+                              f"(a folder with backends/arm/ inside) or its backends/arm folder, or {INSTALLED!r}")
+    given = given.resolve()
+    for folder in (given / "backends" / "arm", given):
+        if (folder / _ANCHOR).is_file() and (folder / "__init__.py").is_file():
+            return folder
+    raise ArmBackendError(f"{given} is neither an executorch checkout (no backends/arm/{_ANCHOR} inside) nor "
+                          f"an Arm backend folder (no {_ANCHOR} inside); give the checkout's root or its backends/arm")
+
+
+def _files(folder: Path):
+    """The backend's files relative to `folder`, without Python's byte-code caches."""
+    for path in sorted(folder.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
+            yield path.relative_to(folder).as_posix(), path
+
+
+def _file_hashes(folder: Path) -> dict[str, str]:
+    return {name: hashlib.sha256(path.read_bytes()).hexdigest() for name, path in _files(folder)}
+
+
+def _git(folder: Path, *args: str) -> str | None:
+    try:
+        done = subprocess.run(["git", "-C", str(folder), *args], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+@functools.lru_cache(maxsize=None)
+def describe(folder: Path) -> ArmBackend:
+    """The record of a checkout's backend folder. Read once per process: the process imports it once."""
+    hashes = _file_hashes(folder)
+    content = hashlib.sha256("".join(f"{n}\0{h}\n" for n, h in sorted(hashes.items())).encode()).hexdigest()[:16]
+    head = _git(folder, "rev-parse", "HEAD")
+    status = _git(folder, "status", "--porcelain", "--untracked-files=all", "--", ".") if head else None
+    changes = [line for line in (status or "").splitlines() if "__pycache__" not in line and not line.endswith(".pyc")]
+    return ArmBackend(source="checkout", executorch=versions()["executorch"], path=str(folder),
+                      commit=head.strip() if head else None, dirty=bool(changes) if head else None, content=content)
+
+
+def installed() -> ArmBackend:
+    return ArmBackend(source=INSTALLED, executorch=versions()["executorch"])
+
+
+def installed_folder() -> Path:
+    """The installed executorch's backends/arm folder (found without importing the backend)."""
+    spec = importlib.util.find_spec("executorch")
+    return Path(next(iter(spec.submodule_search_locations))) / "backends" / "arm"
+
+
+# --- choosing the backend for this process ----------------------------------------------------------------------
+
+class _CheckoutFinder(importlib.abc.MetaPathFinder):
+    """Finds `executorch.backends.arm` in the checkout; submodules follow the package's __path__."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != PACKAGE:
+            return None
+        return importlib.util.spec_from_file_location(
+            PACKAGE, self.folder / "__init__.py", submodule_search_locations=[str(self.folder)])
+
+
+_finder: _CheckoutFinder | None = None
+
+
+def imported_folder() -> Path | None:
+    module = sys.modules.get(PACKAGE)
+    if module is None:
+        return None
+    locations = list(getattr(module, "__path__", ()))
+    return Path(locations[0]).resolve() if locations else None
+
+
+def _set_finder(folder: Path | None) -> None:
+    global _finder
+    if _finder is not None:
+        sys.meta_path.remove(_finder)
+        _finder = None
+    if folder is not None:
+        _finder = _CheckoutFinder(folder)
+        sys.meta_path.insert(0, _finder)
+
+
+def use_arm_backend(path) -> ArmBackend:
+    """Run this process's cases on the Arm backend at `path` (a checkout, its backends/arm, or "installed").
+
+    Call it before anything runs: once an Arm backend is imported, the process keeps it. The choice is also put
+    in the environment, so processes started from this one (Dask workers, the CLI) use the same backend.
+    """
+    folder = None if str(path) == INSTALLED else resolve_folder(path)
+    wanted = installed_folder().resolve() if folder is None else folder
+    imported = imported_folder()
+    if imported is not None and imported != wanted:
+        raise ArmBackendAlreadyImportedError(
+            f"this process already imported the Arm backend from {imported}; an Arm backend cannot be swapped "
+            f"once imported. Restart the kernel (or process) and call use_arm_backend({str(path)!r}) before "
+            f"running anything, or start it with {ENV_VAR}={path}")
+    _set_finder(folder)
+    if folder is None:
+        os.environ.pop(ENV_VAR, None)
+    else:
+        os.environ[ENV_VAR] = str(folder)
+    return active()
+
+
+def apply_environment() -> None:
+    """Honour WORKBENCH_ARM_BACKEND before the stack is imported (called by the loader)."""
+    requested = os.environ.get(ENV_VAR)
+    if requested and _finder is None and imported_folder() is None:
+        use_arm_backend(requested)
+
+
+def active() -> ArmBackend:
+    """The backend this process runs (or will run once it imports the stack)."""
+    if _finder is not None:
+        return describe(_finder.folder)
+    requested = os.environ.get(ENV_VAR)
+    if requested and requested != INSTALLED and imported_folder() is None:
+        return describe(resolve_folder(requested))
+    return installed()
+
+
+def check_same(recorded: dict) -> None:
+    """Refuse to run work meant for another backend (e.g. a Dask worker started with other settings)."""
+    if recorded != active().to_dict():
+        raise ArmBackendError(f"this process runs the Arm backend {active().label}, but the work was requested "
+                              f"for {label_of(recorded)}; start the workers with {ENV_VAR} set as the client's")
+
+
+# --- explaining a checkout that does not import ------------------------------------------------------------------
+
+def _differences(checkout: Path) -> list[str]:
+    """Files that differ between the checkout's backend and the installed one, as 'name (how)'."""
+    ours, theirs = _file_hashes(checkout), _file_hashes(installed_folder())
+    found = [f"{n} (changed)" for n in sorted(ours.keys() & theirs.keys()) if ours[n] != theirs[n]]
+    found += [f"{n} (only in the checkout)" for n in sorted(ours.keys() - theirs.keys())]
+    found += [f"{n} (only in the installed executorch)" for n in sorted(theirs.keys() - ours.keys())]
+    return found
+
+
+def import_failure(exc: BaseException) -> ArmBackendError | None:
+    """For an exception raised while importing a checkout's backend: an error naming the root cause, where in
+    the checkout it was raised, and which files differ from the installed backend. None for the installed one."""
+    if _finder is None:
+        return None
+    folder = _finder.folder
+    for name in [m for m in sys.modules if m == PACKAGE or m.startswith(PACKAGE + ".")]:
+        del sys.modules[name]  # half-imported modules would hide the error on the next try
+    cause_type, cause = root_cause(exc)
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename).is_relative_to(folder)]
+    where = ""
+    if frames:
+        where = f" (raised at {Path(frames[-1].filename).relative_to(folder).as_posix()}:{frames[-1].lineno})"
+    differing = _differences(folder)
+    listed = ", ".join(differing[:_LISTED_DIFFERENCES])
+    more = f" and {len(differing) - _LISTED_DIFFERENCES} more" if len(differing) > _LISTED_DIFFERENCES else ""
+    return ArmBackendError(
+        f"the Arm backend at {folder} does not import against the installed executorch {installed().executorch}: "
+        f"{cause_type}: {cause}{where}. It differs from the installed backend in {len(differing)} file(s): "
+        f"{listed or 'none'}{more}. If the branch needs a newer executorch core, install that core first")

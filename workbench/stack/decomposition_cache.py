@@ -1,0 +1,347 @@
+"""Model-independent work of a lowering, done once per process instead of on every call.
+
+Why
+---
+A lowering calls `ExportedProgram.run_decompositions` three times (executorch's `to_edge_transform_and_lower`),
+and most of each call is work that depends only on the operator registry, never on the model:
+
+* `torch._export.utils._collect_all_valid_cia_ops` lists the functional CompositeImplicitAutograd (CIA)
+  operators of every `torch.ops` namespace. It runs five times per lowering, and each run re-materializes every
+  C++ CIA operator once per namespace (some forty times): about 50 ms a run.
+* `torch.export.exported_program._override_composite_implicit_decomp` installs, for the trace, about twenty
+  Python kernels on each of those ~560 operators and removes them afterwards. The kernels are needed; the cost
+  is not: each `OperatorBase.py_impl(key)(fn)` and `register_op_impl(op)(fn)` defines a decorator whose
+  annotations (`Callable[_P, _T]`) Python evaluates on every call, some 12,000 times a run: about 55 ms a run
+  instead of 10.
+* The cyclic garbage collector walks the whole imported stack (some 500,000 objects) in each full collection,
+  about 0.3 s each, and a warm one-operator case triggered one most of the time.
+
+Together they were over two thirds of a warm one-operator case.
+
+What this module changes, and why the results stay identical
+------------------------------------------------------------
+1. `_collect_all_valid_cia_ops` is memoized on a fingerprint of everything it reads. Besides the aten
+   namespace (which torch itself caches for the life of the process), that is:
+     - the C++ dispatcher's CIA registrations: which operators it materializes, and the C++ half of `_is_cia_op`;
+     - the `torch.ops` namespaces, their operator packets (by identity) and each packet's overload names: which
+       overloads it looks at. An overload's schema and tags are fixed for the life of its packet, and a library
+       that is destroyed drops its packets (`torch.library._clear_torch_ops_cache`), so a redefined operator is a
+       new packet; the memo holds the packets it saw, so their identities are not reused while it lives;
+     - the overloads with a Python CIA kernel, and whether each has any C++ kernel: the Python half of
+       `_is_cia_op` and the `_dispatch_has_kernel` test of `_check_valid_to_preserve` (every C++ CIA operator
+       has a kernel, so only these need it).
+   A new operator (`torch.library`, a library loaded on import, executorch's EDGE_DO_NOT_DECOMP copies), an
+   extra overload, a new Python kernel or a destroyed library changes the fingerprint, and the next call
+   recomputes. The fingerprint is taken after computing, because the computation itself materializes operators;
+   once that is done, a repeat changes nothing. It costs under a millisecond. Callers get a new set each time
+   (torch's `_split_decomp_table_to_cia_and_python_decomp` removes items from what it gets).
+2. `_override_composite_implicit_decomp` is replaced by the same code with those two registration helpers
+   written inline: the same kernels, installed under the same conditions and in the same order, the same restore
+   on exit. Only the decorator objects are no longer built.
+3. Once the stack is imported, its objects are frozen out of the cyclic collector (`gc.freeze`, after a full
+   collection so that no garbage is frozen). That changes when unreachable cycles among those objects would be
+   freed (never), not what any code computes; Python's documentation recommends it before forking workers,
+   which the sweeps do. A freeze made by someone else is theirs: then this leaves the collector alone.
+
+1 and 2 are installed only while the installed torch's source of every function they reproduce or rely on is the
+text they were checked against (`internals.PINNED_SOURCES`); any other torch keeps its own behaviour, a warning
+says so once, and `status()` and `workbench doctor` say why. The whole-catalogue test (tests/test_decomposition_cache.py) checks that outcomes, partition decisions
+and TOSA flatbuffers are identical with the switch on and off.
+
+The switch
+----------
+On by default. `WORKBENCH_DECOMPOSITION_CACHE=0` (or `false`, `off`, `no`) in the environment turns it off for
+the process. `enabled()` tells whether it is on; `with switched(False): ...` turns it off for a block (and
+`switched(True)` on), then puts back what was before. Off means torch's own functions back in place (the very
+objects it shipped) and the frozen objects back in the collector's care. The switch is process-wide, not per
+thread.
+
+The workbench calls `install()` when it loads executorch's Arm backend (`loader.arm()`): it fills the memo and
+freezes, so the processes that sweeps and isolated cases fork afterwards start with both.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import gc
+import os
+
+from . import internals
+
+ENVIRONMENT_VARIABLE = "WORKBENCH_DECOMPOSITION_CACHE"
+
+# Every module that holds its own reference to a replaced function (torch imports them by name).
+_COLLECTOR_HOMES = ("torch._export.utils", "torch.export.exported_program", "torch.export.decomp_utils")
+_OVERRIDE_HOME = "torch.export.exported_program"
+
+
+def _on_by_environment() -> bool:
+    return os.environ.get(ENVIRONMENT_VARIABLE, "1").strip().lower() not in ("0", "false", "off", "no")
+
+
+_switch = _on_by_environment()
+_originals: dict = {}  # (module name, attribute) -> torch's own function, saved before it is first replaced
+_usable: dict[str, bool] = {}  # "memo"/"override" -> whether the installed torch is the one checked against
+_why_not: dict[str, list[str]] = {}
+_memo: dict = {}  # fingerprint, ops (frozenset), held (the objects whose identities the fingerprint uses)
+_counts = {"hits": 0, "misses": 0}
+_heap = {"frozen": False}  # whether this module froze the objects alive at install
+
+
+def enabled() -> bool:
+    """Whether the cache is on: the environment's default, or the innermost `switched` block."""
+    return _switch
+
+
+@contextlib.contextmanager
+def switched(on: bool):
+    """Turn the cache on (True) or off (False) for the block; what was before comes back after it."""
+    global _switch
+    before = _switch
+    _switch = bool(on)
+    _apply()
+    try:
+        yield
+    finally:
+        _switch = before
+        _apply()
+
+
+def install() -> None:
+    """Put torch in the switch's position; when on, fill the memo and freeze the stack's objects.
+
+    Called once the stack is imported (`loader.arm()`) and before any process is forked from this one, so the
+    forks inherit both.
+    """
+    _apply(freeze=False)
+    warm()
+    _apply_to_heap(again=True)
+
+
+def warm() -> None:
+    """Compute the memo now (when on), so that later calls, and processes forked later, find it."""
+    if _switch and _usable.get("memo"):
+        import torch._export.utils as export_utils
+
+        export_utils._collect_all_valid_cia_ops()
+
+
+def status() -> dict:
+    """What is in place now, the memo's hits and misses, and why a part is unavailable, if one is."""
+    return {
+        "enabled": _switch,
+        "memo_installed": _replaced("torch._export.utils", "_collect_all_valid_cia_ops"),
+        "override_installed": _replaced(_OVERRIDE_HOME, "_override_composite_implicit_decomp"),
+        "heap_frozen": _heap["frozen"],
+        **_counts,
+        "unavailable": {part: list(reasons) for part, reasons in _why_not.items() if reasons},
+    }
+
+
+# --- putting torch in the switch's position -------------------------------------------------------------------
+
+
+def _apply(freeze: bool = True) -> None:
+    if _switch or _originals:  # off and never replaced anything: nothing to put back, no torch to import
+        modules = _modules()
+        _check_sources()
+        replacements = [("memo", home, "_collect_all_valid_cia_ops", _collect_all_valid_cia_ops)
+                        for home in _COLLECTOR_HOMES]
+        replacements.append(("override", _OVERRIDE_HOME, "_override_composite_implicit_decomp",
+                             _override_composite_implicit_decomp))
+        for part, home, attribute, replacement in replacements:
+            key = (home, attribute)
+            if key not in _originals:
+                _originals[key] = getattr(modules[home], attribute)
+            setattr(modules[home], attribute, replacement if _switch and _usable[part] else _originals[key])
+    if freeze or not _switch:
+        _apply_to_heap()
+
+
+def _apply_to_heap(again: bool = False) -> None:
+    """3. On: the objects alive now (the imported stack, some 500,000) leave the cyclic collector's care, so a
+    full collection no longer walks them all (most warm cases triggered one, about 0.3 s each); off: they return.
+    `again` also freezes what was created since this module's last freeze (what was imported in between).
+
+    Freezing changes when unreachable cycles among those objects would be freed (never), not what any code
+    computes; it is what Python's documentation recommends before forking workers. A freeze someone else made
+    is theirs to manage: then this does nothing.
+    """
+    ours_or_nobodys = _heap["frozen"] or gc.get_freeze_count() == 0
+    if _switch and ours_or_nobodys and (again or not _heap["frozen"]):
+        gc.collect()  # so that no garbage is frozen with them
+        gc.freeze()
+        _heap["frozen"] = True
+    elif not _switch and _heap["frozen"]:
+        gc.unfreeze()
+        _heap["frozen"] = False
+
+
+def _modules() -> dict:
+    import importlib
+
+    names = (*_COLLECTOR_HOMES, "torch._ops", "torch._decomp", "torch._subclasses.fake_impls")
+    return {name: importlib.import_module(name) for name in names}
+
+
+def _replaced(home: str, attribute: str) -> bool:
+    import sys
+
+    original = _originals.get((home, attribute))
+    return original is not None and getattr(sys.modules[home], attribute) is not original
+
+
+def _check_sources() -> None:
+    if _usable:
+        return  # checked before anything was replaced; torch's code does not change while it runs
+    for part in internals.PINNED_SOURCES:
+        reasons = internals.pinned_source_differences(part)
+        internals.status(f"decomposition_{part}")  # shown once, loudly, when a pinned source has changed
+        _usable[part] = not reasons
+        _why_not[part] = reasons
+
+
+# --- 1. the memo ----------------------------------------------------------------------------------------------
+
+
+def _registry_fingerprint():
+    """What `_collect_all_valid_cia_ops` reads, outside the aten namespace (see the module docstring)."""
+    import torch
+
+    cia = torch._C.DispatchKey.CompositeImplicitAutograd
+    has_kernel = torch._C._dispatch_has_kernel
+    namespace_type = torch._ops._OpNamespace
+    held = []
+    namespaces = []
+    python_cia = []
+    for namespace_name in torch.ops._dir:
+        namespace = getattr(torch.ops, namespace_name)
+        if namespace_name == "aten" or not isinstance(namespace, namespace_type):
+            namespaces.append((namespace_name, id(namespace)))
+            held.append(namespace)
+            continue
+        packets = []
+        for packet_name in namespace._dir:
+            packet = getattr(namespace, packet_name)
+            held.append(packet)
+            packets.append((id(packet), tuple(packet._overload_names)))
+            for overload_name in packet._dir:
+                overload = getattr(packet, overload_name)
+                if cia in overload.py_kernels:
+                    held.append(overload)
+                    python_cia.append((id(overload), has_kernel(overload.name())))
+        namespaces.append((namespace_name, id(namespace), tuple(packets)))
+        held.append(namespace)
+    cpp_cia = tuple(torch._C._dispatch_get_registrations_for_dispatch_key("CompositeImplicitAutograd"))
+    return (cpp_cia, tuple(namespaces), tuple(python_cia)), held
+
+
+def _collect_all_valid_cia_ops():
+    fingerprint, _ = _registry_fingerprint()
+    if _memo.get("fingerprint") == fingerprint:
+        _counts["hits"] += 1
+        return set(_memo["ops"])
+    _counts["misses"] += 1
+    ops = _originals[("torch._export.utils", "_collect_all_valid_cia_ops")]()
+    # Taken after: the computation materializes operators, which is part of the state it leaves.
+    fingerprint, held = _registry_fingerprint()
+    _memo.update(fingerprint=fingerprint, ops=frozenset(ops), held=held)
+    return set(ops)
+
+
+# --- 2. the override, with its registration helpers inline ----------------------------------------------------
+
+
+def _force_dispatch_to_orig_cia_callable(fake_tensor_mode, op, *args, **kwargs):
+    # torch's function of the same name, nested in the original override.
+    orig_cia_callable = kwargs["original_callable"]
+    del kwargs["original_callable"]
+    with fake_tensor_mode:
+        return orig_cia_callable(*args, **kwargs)
+
+
+@contextlib.contextmanager
+def _override_composite_implicit_decomp(cia_ops_to_callable):
+    """torch's original, step for step (its comments explain each registration), with `op.py_impl(key)(fn)` and
+    `register_op_impl(op)(fn)` written as what they do for a DispatchKey and an OpOverload:
+
+    - `py_impl`: refuse DispatchKey.Python (none of the keys here is) and a key already present (every key is
+      installed only where absent, CIA right after it is deleted), set the kernel, clear the dispatch cache
+      (once per operator here: nothing reads that cache while the operator's kernels are being set);
+    - `register_op_impl`: refuse a second fake rule (the rule is added only where none is), record the rule.
+    An operator whose class has its own `py_impl`, or that is not an OpOverload, goes through torch's helpers.
+    Long because it follows torch's function line for line: a faithful copy is what makes it checkable.
+    """
+    import sys
+
+    import torch
+    from torch._subclasses import fake_impls
+
+    exported_program = sys.modules[_OVERRIDE_HOME]
+    cia = torch._C.DispatchKey.CompositeImplicitAutograd
+    autograd_keys = exported_program._AUTOGRAD_ALIAS_BACKEND_KEYS_TO_OVERRIDE
+    backend_keys = exported_program._BACKEND_KEYS_TO_OVERRIDE
+    if torch._C.DispatchKey.Python in (*autograd_keys, *backend_keys):
+        raise AssertionError("Please register a mode for the DispatchKey.Python key instead.")
+    base_py_impl = torch._ops.OperatorBase.py_impl
+    op_overload_type = torch._ops.OpOverload
+    autograd_not_implemented = exported_program.autograd_not_implemented
+    get_decomp_for_cia = exported_program._get_decomp_for_cia
+    is_op_registered_to_fake_rule = exported_program._is_op_registered_to_fake_rule
+    fake_rules = fake_impls.op_implementations_dict
+
+    saved_tables = {}
+    patched_ops = set()
+    for op_overload, decomp_callable in cia_ops_to_callable.items():
+        saved_tables[op_overload] = op_overload.py_kernels.copy()
+        patched_ops.add(op_overload)
+        if type(op_overload).py_impl is not base_py_impl or not isinstance(op_overload, op_overload_type):
+            _override_one_with_torch_helpers(exported_program, op_overload, decomp_callable)
+            continue
+        kernels = op_overload.py_kernels
+        try:
+            for override_dispatch_key in autograd_keys:
+                if override_dispatch_key not in kernels:
+                    kernels[override_dispatch_key] = autograd_not_implemented(op_overload, deferred_error=True)
+            orig_cia_callable = get_decomp_for_cia(op_overload)
+            if cia in kernels:
+                del kernels[cia]
+            kernels[cia] = decomp_callable
+            if not is_op_registered_to_fake_rule(op_overload):
+                fake_rules[op_overload] = functools.partial(
+                    _force_dispatch_to_orig_cia_callable, original_callable=orig_cia_callable)
+            for key in backend_keys:
+                if key not in kernels:
+                    kernels[key] = orig_cia_callable
+        finally:
+            op_overload._dispatch_cache.clear()
+    try:
+        yield
+    finally:
+        for op in patched_ops:
+            op.py_kernels.clear()
+            op.py_kernels.update(saved_tables[op])
+            op._dispatch_cache.clear()
+            exported_program._deregister_op_impl(op)
+
+
+def _override_one_with_torch_helpers(exported_program, op_overload, decomp_callable) -> None:
+    # The loop body of torch's original, unchanged.
+    import torch
+
+    cia = torch._C.DispatchKey.CompositeImplicitAutograd
+    for override_dispatch_key in exported_program._AUTOGRAD_ALIAS_BACKEND_KEYS_TO_OVERRIDE:
+        if override_dispatch_key not in op_overload.py_kernels:
+            op_overload.py_impl(override_dispatch_key)(
+                exported_program.autograd_not_implemented(op_overload, deferred_error=True))
+    orig_cia_callable = exported_program._get_decomp_for_cia(op_overload)
+    if cia in op_overload.py_kernels:
+        del op_overload.py_kernels[cia]
+    op_overload.py_impl(cia)(decomp_callable)
+    if not exported_program._is_op_registered_to_fake_rule(op_overload):
+        exported_program.register_op_impl(op_overload)(
+            functools.partial(_force_dispatch_to_orig_cia_callable, original_callable=orig_cia_callable))
+    for key in exported_program._BACKEND_KEYS_TO_OVERRIDE:
+        if key not in op_overload.py_kernels:
+            op_overload.py_impl(key)(orig_cia_callable)

@@ -1,0 +1,340 @@
+"""Every private name of executorch and torch that the workbench touches, and the shapes it relies on, in one place.
+
+Nothing else in the workbench reads a private attribute of torch or executorch: it calls the accessors below.
+Each `Hook` names what it reads, what the workbench uses it for, and what is lost without it:
+
+- a *degrading* hook has a fallback: when its name is missing or has changed shape, a warning naming it, the
+  installed versions and what is lost is shown once per process, and every result records the same text in its
+  notes (`degradations()`), so no verdict quietly loses a part;
+- a *refusing* hook has none: the feature that needs it raises a StackError saying what is missing.
+
+`check_all()` probes every hook when the stack loads (stack/loader.py); `report()` is what `workbench doctor`
+shows. The accessors probe again where they are used, so a name that disappears later is caught there too.
+The decomposition cache's replacements of torch functions are pinned to the source hashes in `PINNED_SOURCES`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import inspect
+import warnings
+from dataclasses import dataclass
+from typing import Callable
+
+from ..core.errors import StackError
+from .versions import versions
+
+OK = "ok"
+
+
+class StackWarning(UserWarning):
+    """A private name of torch or executorch is missing or changed; the warning says what is lost."""
+
+
+@dataclass(frozen=True)
+class Hook:
+    key: str  # short handle used by the accessors
+    name: str  # the private name (or shape) as a reader would look it up
+    used_for: str
+    lost: str  # what results lose (degrading), or which feature refuses (refusing)
+    degrades: bool
+    probe: Callable[[], str]  # "ok", or what is wrong: "missing: ..." / "changed: ..."
+
+
+def _import(module: str):
+    return importlib.import_module(module)
+
+
+def _probe_reporter() -> str:
+    reporter = _import("executorch.exir.backend.utils").WhyNoPartitionReporter()
+    reasons = getattr(reporter, "_rejected_nodes", None)
+    if reasons is None:
+        return "missing: WhyNoPartitionReporter instances have no _rejected_nodes"
+    return OK if hasattr(reasons, "items") and hasattr(reasons, "get") else \
+        f"changed: _rejected_nodes is a {type(reasons).__name__}, not a node -> reason mapping"
+
+
+def _probe_operator_support() -> str:
+    partitioner = _import("executorch.backends.arm.tosa.partitioner").TOSAPartitioner
+    method = getattr(partitioner, "_create_operator_support", None)
+    if method is None:
+        return "missing: TOSAPartitioner has no _create_operator_support"
+    parameters = list(inspect.signature(method).parameters)
+    expected = ["self", "containing_program", "reporter"]
+    return OK if parameters == expected else f"changed: its parameters are {parameters}, expected {expected}"
+
+
+def _probe_compile_config() -> str:
+    import dataclasses
+
+    config = _import("executorch.exir").EdgeCompileConfig
+    fields = {f.name for f in dataclasses.fields(config)}
+    return OK if "_check_ir_validity" in fields else "missing: EdgeCompileConfig has no _check_ir_validity field"
+
+
+def _probe_edge_ops() -> str:
+    try:
+        target = _import("executorch.exir.dialects._ops").ops.edge.aten.add.Tensor
+    except (ImportError, AttributeError) as exc:
+        return f"missing: {type(exc).__name__}: {exc}"
+    return OK if target_name(target) == "aten.add.Tensor" else \
+        f"changed: the edge add operator is named {target_name(target)!r}, expected 'aten.add.Tensor'"
+
+
+def _probe_op_classes() -> str:
+    torch_ops = _import("torch._ops")
+    missing = [n for n in ("OpOverload", "HigherOrderOperator") if not isinstance(getattr(torch_ops, n, None), type)]
+    return OK if not missing else f"missing: torch._ops.{', torch._ops.'.join(missing)}"
+
+
+def _probe_int64_check() -> str:
+    module = _import("executorch.backends.arm.operator_support.tosa_supported_operators")
+    check = getattr(module, "CheckInt64InputsAndOutputs", None)
+    if check is None:
+        return "missing: no CheckInt64InputsAndOutputs in operator_support.tosa_supported_operators"
+    parameters = list(inspect.signature(check.__init__).parameters)
+    expected = ["self", "exported_program", "reporter", "tosa_spec"]
+    return OK if parameters == expected else f"changed: its parameters are {parameters}, expected {expected}"
+
+
+def _probe_tosa_spec() -> str:
+    spec = _import("executorch.backends.arm.tosa.specification").TosaSpecification
+    parsed = spec.create_from_string("TOSA-1.1+INT+int64")
+    missing = [n for n in ("version", "profiles", "extensions", "is_U55_subset") if not hasattr(parsed, n)]
+    if missing:
+        return f"missing: parsed specifications have no {', '.join(missing)}"
+    if "int64" not in list(parsed.extensions) or "INT" not in list(parsed.profiles):
+        return f"changed: TOSA-1.1+INT+int64 parses to profiles {parsed.profiles}, extensions {parsed.extensions}"
+    return OK
+
+
+def _probe_pinned(part: str) -> Callable[[], str]:
+    def probe() -> str:
+        wrong = pinned_source_differences(part)
+        return OK if not wrong else "changed: " + "; ".join(wrong)
+
+    return probe
+
+
+# Torch functions the decomposition cache reproduces or relies on, pinned to the sha256 (first 16 hex digits) of
+# `inspect.getsource` they were checked against: the memo's fingerprint covers what the first eight read; the
+# override reproduces the last three.
+PINNED_SOURCES = {
+    "memo": {
+        "torch._export.utils._collect_all_valid_cia_ops": "1d09a99ea79bd377",
+        "torch._export.utils._collect_all_valid_cia_ops_for_namespace": "c26d5cd619830773",
+        "torch._export.utils._materialize_cpp_cia_ops": "51472f6b4e2c3782",
+        "torch._export.utils._is_preservable_cia_op": "00d78e92c3d6d9f6",
+        "torch._export.utils._is_cia_op": "4588c37719fb8356",
+        "torch._export.utils._check_valid_to_preserve": "a225772212a823aa",
+        "torch._decomp._should_decompose_because_unsafe_op": "f106d112e31ab459",
+        "torch._ops.OpOverloadPacket.op_overloads": "92f110a2bf6ca938",
+    },
+    "override": {
+        "torch.export.exported_program._override_composite_implicit_decomp": "4422dc79d0792af7",
+        "torch._ops.OperatorBase.py_impl": "8173bd205b783783",
+        "torch._subclasses.fake_impls.register_op_impl": "405e93300718a185",
+    },
+}
+
+HOOKS: dict[str, Hook] = {h.key: h for h in (
+    Hook("reasons", "executorch.exir.backend.utils.WhyNoPartitionReporter._rejected_nodes",
+         "the partitioner's reason for each node it kept on CPU",
+         "rejection reasons: CPU nodes say 'reason unavailable' instead of executorch's reason", True,
+         _probe_reporter),
+    Hook("operator_support", "executorch.backends.arm.tosa.partitioner.TOSAPartitioner._create_operator_support",
+         "the point where the partitioner builds its checks: the reporter is caught there and policy checks bound",
+         "partitioning (the workbench cannot record the partitioner's decisions without it)", False,
+         _probe_operator_support),
+    Hook("compile_config", "executorch.exir.EdgeCompileConfig._check_ir_validity",
+         "lowering as executorch's own Arm test pipeline does (the Arm backend checks the IR itself)",
+         "lowering", False, _probe_compile_config),
+    Hook("edge_ops", "executorch.exir.dialects._ops.ops (edge operator namespace)",
+         "resolving and naming edge operators ('aten.add.Tensor') in policies and node tables",
+         "policies with operator lists (their operator names cannot be checked)", False, _probe_edge_ops),
+    Hook("op_classes", "torch._ops.OpOverload, torch._ops.HigherOrderOperator",
+         "naming the targets of aten nodes and delegate calls",
+         "target names: aten nodes are named by str(target), which allowlists may not match", True,
+         _probe_op_classes),
+    Hook("int64_check", "executorch.backends.arm.operator_support.tosa_supported_operators.CheckInt64InputsAndOutputs",
+         "executorch's own int64 check, kept by the ext-int64-allowlist policy for unlisted operators",
+         "allowlist policies (they apply executorch's int64 check to the operators they do not list)", False,
+         _probe_int64_check),
+    Hook("tosa_spec", "TosaSpecification.version / .profiles / .extensions / .is_U55_subset",
+         "what a profile string declares (Profile.declares('int64') feeds the policies)",
+         "parsing profiles", False, _probe_tosa_spec),
+    Hook("decomposition_memo", "the torch functions in internals.PINNED_SOURCES['memo']",
+         "the decomposition cache's memo (speed only)",
+         "speed: the decomposition memo stays off (torch's own function runs; results are unchanged)", True,
+         _probe_pinned("memo")),
+    Hook("decomposition_override", "the torch functions in internals.PINNED_SOURCES['override']",
+         "the decomposition cache's faster override (speed only)",
+         "speed: torch's own override runs (results are unchanged)", True, _probe_pinned("override")),
+)}
+
+_state: dict[str, str] = {}  # key -> last probe verdict
+_warned: set[str] = set()
+
+
+def status(key: str) -> str:
+    """The hook's verdict ("ok" or what is wrong), probing it once per process unless `probe_again` is called."""
+    if key not in _state:
+        probe_again(key)
+    return _state[key]
+
+
+def probe_again(key: str) -> str:
+    hook = HOOKS[key]
+    try:
+        verdict = hook.probe()
+    except Exception as exc:  # a probe that cannot even run says as much
+        verdict = f"missing: {type(exc).__name__}: {exc}"
+    _state[key] = verdict
+    if verdict != OK:
+        _announce(hook, verdict)
+    return verdict
+
+
+def check_all() -> dict[str, str]:
+    """Probe every hook now (called when the stack loads); returns key -> verdict."""
+    return {key: probe_again(key) for key in HOOKS}
+
+
+def _versions_text() -> str:
+    return ", ".join(f"{name} {version}" for name, version in versions().items())
+
+
+def message(hook: Hook, verdict: str) -> str:
+    effect = "degraded" if hook.degrades else "unavailable"
+    return f"{hook.name} {verdict.split(':', 1)[0]} on {_versions_text()}: {effect}: {hook.lost} ({verdict})"
+
+
+def _announce(hook: Hook, verdict: str) -> None:
+    if hook.key not in _warned:
+        _warned.add(hook.key)
+        warnings.warn(message(hook, verdict), StackWarning, stacklevel=3)
+
+
+def degraded(key: str) -> bool:
+    """True when the degrading hook `key` is not usable (the warning has then been shown)."""
+    return status(key) != OK
+
+
+def require(key: str) -> None:
+    """Raise a StackError when the refusing hook `key` is not usable."""
+    verdict = status(key)
+    if verdict != OK:
+        raise StackError(message(HOOKS[key], verdict))
+
+
+def degradations() -> tuple[str, ...]:
+    """The notes every result carries while a degrading hook is not usable (speed-only hooks excepted)."""
+    return tuple(message(HOOKS[k], v) for k, v in _state.items()
+                 if v != OK and HOOKS[k].degrades and not k.startswith("decomposition_"))
+
+
+def report() -> list[dict]:
+    """Every hook with its verdict, for `workbench doctor`."""
+    return [{"name": h.name, "status": status(k).split(":", 1)[0], "detail": status(k), "used_for": h.used_for,
+             "without_it": ("degrades: " if h.degrades else "refuses: ") + h.lost} for k, h in HOOKS.items()]
+
+
+# --- accessors: the only readers of these names -------------------------------------------------------------------
+
+def rejection_reasons(reporter) -> dict | None:
+    """node -> reason as WhyNoPartitionReporter keeps it (its public API only renders a table); None if degraded."""
+    reasons = getattr(reporter, "_rejected_nodes", None)
+    if reasons is None or not hasattr(reasons, "items"):
+        probe_again("reasons")
+        return None
+    return dict(reasons)
+
+
+def with_operator_support_hook(partitioner_class):
+    """A subclass of `partitioner_class` (TOSAPartitioner) that calls `self.on_operator_support(program, reporter)`
+    where the partitioner builds its operator checks, before building them."""
+    require("operator_support")
+
+    class HookedPartitioner(partitioner_class):
+        def _create_operator_support(self, containing_program, reporter):
+            self.on_operator_support(containing_program, reporter)
+            return super()._create_operator_support(containing_program, reporter)
+
+    HookedPartitioner.__name__ = HookedPartitioner.__qualname__ = f"Hooked{partitioner_class.__name__}"
+    return HookedPartitioner
+
+
+def edge_compile_config(exir, check_ir_validity: bool):
+    require("compile_config")
+    return exir.EdgeCompileConfig(_check_ir_validity=check_ir_validity)
+
+
+def edge_operator(name: str):
+    """The edge operator `name` ('aten.add.Tensor'); AttributeError or RuntimeError when there is none."""
+    require("edge_ops")
+    target = _import("executorch.exir.dialects._ops").ops.edge
+    for part in name.split("."):
+        target = getattr(target, part)
+    return target
+
+
+def target_name(target) -> str:
+    """'aten.add.Tensor' for aten and edge operators, the name of a higher-order operator, else the function name."""
+    torch_ops = _import("torch._ops")
+    if type(target).__name__ == "EdgeOpOverload":
+        return str(target.__name__)  # public: "<namespace>.<op>.<overload>"
+    overload, higher_order = getattr(torch_ops, "OpOverload", None), getattr(torch_ops, "HigherOrderOperator", None)
+    if higher_order is None or overload is None:
+        probe_again("op_classes")
+        return str(getattr(target, "__name__", target))
+    if isinstance(target, higher_order):
+        return str(target.name())
+    if isinstance(target, overload):
+        return str(target)
+    return getattr(target, "__name__", str(target))
+
+
+def stock_int64_check(exported_program, reporter, tosa_spec):
+    """executorch's own CheckInt64InputsAndOutputs for one partitioning."""
+    require("int64_check")
+    module = _import("executorch.backends.arm.operator_support.tosa_supported_operators")
+    return module.CheckInt64InputsAndOutputs(exported_program, reporter, tosa_spec)
+
+
+def tosa_spec_fields(parsed) -> tuple[str, tuple[str, ...], tuple[str, ...], bool]:
+    """(version "1.1", profiles, extensions, u55) of a parsed TosaSpecification."""
+    require("tosa_spec")
+    return (f"{parsed.version.major}.{parsed.version.minor}", tuple(parsed.profiles), tuple(parsed.extensions),
+            bool(parsed.is_U55_subset))
+
+
+def resolve(dotted: str):
+    """The object at a dotted path of modules and attributes, e.g. torch._ops.OperatorBase.py_impl."""
+    module_name, attributes = dotted, []
+    while True:
+        try:
+            found = _import(module_name)
+            break
+        except ImportError:
+            module_name, _, attribute = module_name.rpartition(".")
+            if not module_name:
+                raise
+            attributes.insert(0, attribute)
+    for attribute in attributes:
+        found = getattr(found, attribute)
+    return found
+
+
+def pinned_source_differences(part: str) -> list[str]:
+    """For PINNED_SOURCES[part]: each function whose installed source is not the one pinned (empty: all match)."""
+    wrong = []
+    for dotted, digest in PINNED_SOURCES[part].items():
+        try:
+            found = hashlib.sha256(inspect.getsource(resolve(dotted)).encode()).hexdigest()[:16]
+        except (AttributeError, ImportError, OSError, TypeError) as exc:
+            wrong.append(f"{dotted}: {type(exc).__name__}: {exc}")
+            continue
+        if found != digest:
+            wrong.append(f"{dotted}: not the source this was checked against ({found}, expected {digest})")
+    return wrong

@@ -1,0 +1,20 @@
+"""The installed versions of the pinned stack, read from package metadata (nothing imported)."""
+
+from __future__ import annotations
+
+import functools
+import importlib.metadata
+
+PACKAGES = ("torch", "executorch", "tosa-tools")
+
+
+@functools.lru_cache(maxsize=None)
+def versions() -> dict[str, str]:
+    """Installed versions of the pinned stack, recorded in every result."""
+    found = {}
+    for package in PACKAGES:
+        try:
+            found[package] = importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            found[package] = "not installed"
+    return found

@@ -1,0 +1,15 @@
+"""The stages layer: one module per step of a case, in the order the pipeline runs them.
+
+A stage is a module with
+    NAME            its name in the pipeline's sequence and in a result's timings;
+    ANNOUNCE        the core Stage told to observers when it starts (isolated runs name it when a child dies);
+    run(state)      its work on the case's state (state.py); it raises when it fails;
+and optionally
+    applies(state)       whether it runs for this case (default: always);
+    failed_stage(state)  the core Stage a failure is recorded under (default: ANNOUNCE).
+The pipeline (pipeline/sequence.py) runs the stages, times them and is the one place that catches their failures.
+
+Profile-independent stages (eager, quantize, export) work on a `Prepared`; per-profile stages (lower, reference,
+compare) on a `Lowering`. partition.py and tosa_flatbuffer.py are helpers of the lower stage. Imports only core
+and stack.
+"""

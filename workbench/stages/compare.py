@@ -1,0 +1,89 @@
+"""Compare reference outputs with eager PyTorch: bool and integers exactly, floats within per-dtype tolerance."""
+
+from __future__ import annotations
+
+from ..core import dtypes as _dtypes
+from ..core.dtypes import INT32_MAX, INT32_MIN
+from ..core.outcomes import Numerics, Stage
+from ..core.records import OutputComparison
+from ..stack import loader
+from .state import Lowering
+
+NAME = "compare"
+ANNOUNCE = Stage.COMPARE
+# Values kept per output in a result; a larger output keeps its statistics but only its leading values.
+MAX_STORED_VALUES = 65536
+
+
+def tolerance(case_dtype: str | None, expected) -> tuple[float, float]:
+    """(atol, rtol) for one output.
+
+    Integers and bool: exact. Floats: the tolerance of the output's dtype (see dtypes.py). qint8: one int8
+    quantization step of the output's range, max|expected| / 127, since the reference model's integer
+    rescale and PyTorch's float fake-quant may round to neighbouring steps.
+    """
+    if not expected.dtype.is_floating_point:
+        return 0.0, 0.0
+    if case_dtype is not None and _dtypes.get(case_dtype).quantized:
+        step = float(expected.abs().max()) / 127 if expected.numel() else 0.0
+        return step * 1.01 + 1e-6, 0.0
+    info = _dtypes.DTYPES.get(str(expected.dtype).removeprefix("torch."), _dtypes.DTYPES["float32"])
+    return info.atol, info.rtol
+
+
+def _values(tensor):
+    """Nested lists of the tensor's values (floats for half types); only the leading values of a large one."""
+    torch = loader.torch()
+    values = tensor.detach()
+    if values.dtype in (torch.float16, torch.bfloat16):
+        values = values.to(torch.float32)
+    if values.numel() <= MAX_STORED_VALUES:
+        return values.tolist()
+    return values.reshape(-1)[:MAX_STORED_VALUES].tolist()
+
+
+def compare_output(index: int, expected, actual, case_dtype: str | None) -> OutputComparison:
+    torch = loader.torch()
+    atol, rtol = tolerance(case_dtype, expected)
+    dtype = str(expected.dtype).removeprefix("torch.")
+    shape = tuple(expected.shape)
+    beyond = 0
+    if expected.dtype == torch.int64:
+        beyond = int(((expected < INT32_MIN) | (expected > INT32_MAX)).sum())
+    common = dict(index=index, dtype=dtype, shape=shape, eager=_values(expected), atol=atol, rtol=rtol,
+                  numel=expected.numel(), beyond_int32=beyond)
+    if not isinstance(actual, torch.Tensor):
+        return OutputComparison(reference=None, match=False, max_abs_error=None, mismatches=expected.numel(),
+                                note=f"reference gave {type(actual).__name__}, not a tensor", **common)
+    if tuple(actual.shape) != shape:
+        return OutputComparison(reference=_values(actual), match=False, max_abs_error=None,
+                                mismatches=expected.numel(),
+                                note=f"shape {tuple(actual.shape)} differs from eager {shape}", **common)
+    note = ""
+    if actual.dtype != expected.dtype:
+        note = f"reference dtype {str(actual.dtype)[6:]} differs from eager {dtype}"
+    if expected.dtype == torch.bool or not expected.dtype.is_floating_point:
+        wide_e, wide_a = expected.to(torch.int64), actual.to(torch.int64)
+        differs = wide_e != wide_a
+        error = (wide_e - wide_a).abs().max().item() if expected.numel() else 0
+    else:
+        e, a = expected.to(torch.float64), actual.to(torch.float64)
+        differs = ~torch.isclose(a, e, rtol=rtol, atol=atol, equal_nan=True)
+        diff = (e - a).abs()
+        diff = torch.where(torch.isnan(e) & torch.isnan(a), torch.zeros_like(diff), diff)
+        error = diff.max().item() if expected.numel() else 0.0
+    mismatches = int(differs.sum())
+    return OutputComparison(reference=_values(actual), match=mismatches == 0 and not note,
+                            max_abs_error=float(error), mismatches=mismatches, note=note, **common)
+
+
+def compare_outputs(expected: list, actual: list, case_dtype: str | None) -> list[OutputComparison]:
+    padded = list(actual) + [None] * (len(expected) - len(actual))
+    return [compare_output(i, e, a, case_dtype) for i, (e, a) in enumerate(zip(expected, padded))]
+
+
+def run(state: Lowering) -> None:
+    prepared = state.prepared
+    case_dtype = prepared.dtype if prepared.dtype in _dtypes.DTYPES else None
+    state.outputs = compare_outputs(prepared.expected, state.actual, case_dtype)
+    state.numerics = Numerics.MATCH if all(o.match for o in state.outputs) else Numerics.MISMATCH

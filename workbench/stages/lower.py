@@ -1,0 +1,59 @@
+"""to_edge, partition and TOSA lowering: executorch's `to_edge_transform_and_lower` with the recording partitioner.
+
+executorch does all three in one call; which of them a failure belongs to is told by how far the partitioner
+got (`failed_stage`). After a successful lowering the state holds the lowered program, its delegates with their
+TOSA operators, and the outcome: `fallback` (nothing delegated: no later stage runs), `partial` or `delegated`.
+"""
+
+from __future__ import annotations
+
+import copy
+
+from ..core.outcomes import Outcome, Stage
+from ..core.records import DelegateRecord
+from ..stack import internals, loader
+from .partition import lowered_layout, make_partitioner
+from .state import Lowering
+from .tosa_flatbuffer import read_operators
+
+NAME = "lower"
+ANNOUNCE = Stage.TO_EDGE
+
+
+def run(state: Lowering) -> None:
+    arm = loader.arm()
+    prepared = state.prepared
+    exported = copy.deepcopy(prepared.exported) if state.reuse_export else prepared.exported
+    state.partitioner = make_partitioner(state.profile.name, state.policy.checks(state.profile),
+                                         on_stage=state.observe)
+    edge = arm.to_edge_transform_and_lower(
+        exported,
+        partitioner=[state.partitioner],
+        # As executorch's own Arm test pipeline: the Arm backend checks what it needs itself.
+        compile_config=internals.edge_compile_config(loader.exir(), check_ir_validity=False),
+    )
+    state.program = edge.exported_program()
+    state.lowered, state.cpu_compute = lowered_layout(state.program.graph_module)
+    state.delegates = [_delegate_record(module, index) for index, module in enumerate(state.lowered)]
+    for index, module in enumerate(state.lowered):
+        module._workbench_label = f"delegate_{index}"  # how notes about this delegate name it
+    if not state.lowered:
+        state.outcome, state.done = Outcome.FALLBACK, True
+    else:
+        state.outcome = Outcome.PARTIAL if state.cpu_compute else Outcome.DELEGATED
+
+
+def failed_stage(state: Lowering) -> Stage:
+    partitioner = state.partitioner
+    if partitioner is not None and partitioner.records is not None:
+        return Stage.LOWERING
+    return Stage.PARTITION if partitioner is not None and partitioner.entered else Stage.TO_EDGE
+
+
+def _delegate_record(lowered_module, index: int) -> DelegateRecord:
+    flatbuffer = bytes(lowered_module.processed_bytes)
+    try:
+        ops = tuple(op.to_dict() for op in read_operators(flatbuffer))
+    except Exception as exc:  # an unreadable flatbuffer is itself worth showing, not fatal
+        ops = ({"op": f"<unreadable flatbuffer: {exc}>", "inputs": [], "outputs": []},)
+    return DelegateRecord(name=f"delegate_{index}", tosa_ops=ops, flatbuffer=flatbuffer)

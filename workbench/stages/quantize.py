@@ -1,0 +1,43 @@
+"""qint8: quantize a float model the way the INT profile is used in practice (Arm TOSA quantizer, symmetric int8).
+
+Runs only for quantized cases. The eager outputs are taken again from the quantized model, so the comparison
+measures the TOSA lowering, not quantization itself.
+"""
+
+from __future__ import annotations
+
+from ..core.outcomes import Stage
+from ..stack import loader
+from .state import Prepared, flatten_outputs
+
+NAME = "quantize"
+ANNOUNCE = Stage.QUANTIZE
+
+
+def applies(state: Prepared) -> bool:
+    return state.quantize_version is not None
+
+
+def run(state: Prepared) -> None:
+    torch = loader.torch()
+    state.module = quantize(state.module, state.inputs, f"TOSA-{state.quantize_version}+INT")
+    with torch.no_grad():
+        state.expected = flatten_outputs(state.module(*state.inputs))
+
+
+def quantize(module, inputs: tuple, quantizer_profile: str):
+    """The PT2E-converted model (float in, float out, int8 quantize/dequantize inside), calibrated on `inputs`.
+
+    `quantizer_profile` is the INT profile of the target's TOSA version (the pipeline passes
+    "TOSA-<version>+INT"), so the quantized model is the same for every profile of that version.
+    """
+    torch = loader.torch()
+    arm_quantizer = loader.import_arm("executorch.backends.arm.quantizer")
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+
+    quantizer = arm_quantizer.TOSAQuantizer(loader.arm().TosaCompileSpec(quantizer_profile))
+    quantizer.set_global(arm_quantizer.get_symmetric_quantization_config())
+    graph = torch.export.export(module, inputs).module()
+    prepared = prepare_pt2e(graph, quantizer)
+    prepared(*inputs)
+    return convert_pt2e(prepared)

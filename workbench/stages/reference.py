@@ -1,0 +1,130 @@
+"""Execute a lowered program: CPU nodes in PyTorch, each TOSA delegate on the TOSA reference model."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+
+from ..core.outcomes import Stage
+from ..stack import loader
+from .state import Lowering, flatten_outputs
+from .tosa_flatbuffer import input_names
+
+NAME = "reference"
+ANNOUNCE = Stage.REFERENCE
+
+
+def run(state: Lowering) -> None:
+    state.actual = execute(state.program, state.prepared.inputs, state.notes)
+
+
+class ReferenceModelError(RuntimeError):
+    """The reference model did not accept the TOSA graph (status other than TOSA_VALID)."""
+
+
+@contextlib.contextmanager
+def _silence_native_stdout():
+    # The reference model prints a version notice on the C-level stdout for every run; its verdict is the
+    # returned status, so the notice is dropped (and stdout stays clean for --json).
+    try:
+        sys.stdout.flush()
+        saved = os.dup(1)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+    except (OSError, ValueError):
+        yield
+        return
+    try:
+        os.dup2(devnull, 1)
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(devnull)
+
+
+def _to_numpy(tensor):
+    torch = loader.torch()
+    tensor = tensor.detach().contiguous()
+    if tensor.dtype == torch.bfloat16:  # numpy has no bfloat16; the reference model reads the bits
+        tensor = tensor.view(torch.uint16)
+    return tensor.numpy()
+
+
+def _to_torch(array, expected):
+    torch = loader.torch()
+    if expected.dtype == torch.bfloat16 or array.dtype.kind == "V":
+        tensor = torch.frombuffer(bytearray(array.tobytes()), dtype=expected.dtype)
+    else:
+        tensor = torch.from_numpy(array.copy())
+    shape = tuple(expected.shape)
+    if all(isinstance(d, int) for d in shape):
+        tensor = tensor.reshape(shape)
+    return tensor.to(expected.dtype)
+
+
+def run_delegate(lowered_module, inputs, notes: list | None = None) -> list:
+    """Run one delegate's TOSA flatbuffer on the reference model; outputs as tensors of the graph's dtypes.
+
+    Where the TOSA graph's output dtype differs from what the program declares (e.g. INT32 for an int64
+    output), the values are widened for the rest of the program and the difference is added to `notes`.
+    """
+    torch = loader.torch()
+    trm = loader.reference_model()
+    arrays = [_to_numpy(t) for t in _graph_inputs(lowered_module, inputs) if isinstance(t, torch.Tensor)]
+    with _silence_native_stdout():
+        outputs, status = trm.run(
+            lowered_module.processed_bytes, arrays, verbosity="NONE", initialize_variable_tensor_from_numpy=True
+        )
+    if status != trm.GraphStatus.TOSA_VALID:
+        raise ReferenceModelError(f"reference model returned {getattr(status, 'name', status)}")
+    output_node = lowered_module.original_module.graph.output_node()
+    expected = [node.meta["val"] for node in output_node.args[0]]
+    if notes is not None:
+        for index, (array, fake) in enumerate(zip(outputs, expected)):
+            declared = str(fake.dtype).removeprefix("torch.")
+            produced = "bfloat16" if fake.dtype == torch.bfloat16 else str(array.dtype)
+            if produced != declared:
+                notes.append(f"{lowered_module_label(lowered_module)} output {index}: TOSA gives {produced} where "
+                             f"the program declares {declared} (compared after conversion)")
+    return [_to_torch(array, fake) for array, fake in zip(outputs, expected)]
+
+
+def lowered_module_label(lowered_module) -> str:
+    return getattr(lowered_module, "_workbench_label", "delegate")
+
+
+def _graph_inputs(lowered_module, inputs) -> list:
+    """The delegate call's arguments that the TOSA graph takes, in its order.
+
+    A delegate may ignore an argument (full_like needs only its shape), and the TOSA graph then has fewer
+    inputs than the call; its input tensors carry the names of the delegate's user inputs.
+    """
+    user_inputs = [n for n in lowered_module.original_module.graph_signature.user_inputs if isinstance(n, str)]
+    by_name = dict(zip(user_inputs, inputs))
+    wanted = input_names(lowered_module.processed_bytes)
+    if len(user_inputs) == len(inputs) and all(name in by_name for name in wanted):
+        return [by_name[name] for name in wanted]
+    return list(inputs)
+
+
+def execute(edge_program, inputs, notes: list | None = None) -> list:
+    """Run the whole lowered program on `inputs` and return its outputs as a flat list of tensors.
+
+    Observations that do not fail the run (see run_delegate) are appended to `notes`.
+    """
+    torch = loader.torch()
+    from torch.overrides import TorchFunctionMode
+
+    delegate_hop = torch.ops.higher_order.executorch_call_delegate
+
+    class ReferenceDispatch(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            if func is delegate_hop:
+                return tuple(run_delegate(args[0], args[1:], notes))
+            return func(*args, **(kwargs or {}))
+
+    module = edge_program.module()
+    with torch.no_grad(), ReferenceDispatch():
+        out = module(*inputs)
+    return flatten_outputs(out)

@@ -1,0 +1,75 @@
+"""What the stages build up for one case: `Prepared` (shared by all profiles) and `Lowering` (one profile)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ..core.outcomes import Numerics, Outcome
+from ..core.records import ErrorInfo
+from ..stack import loader
+
+# on_stage(stage, node_records_or_None): told as each stage starts, and with the partition decisions as soon
+# as they exist; isolated runs use it to keep what was known when a child crashes or hangs.
+StageObserver = Callable[[str, Any], None]
+
+
+def ignore(stage, nodes) -> None:
+    """The observer of a run nobody watches."""
+
+
+@dataclass
+class Prepared:
+    """A case up to torch.export: what every profile of the case shares."""
+
+    label: str
+    dtype: str | None
+    seed: int | None
+    module: Any
+    inputs: tuple
+    quantize_version: str | None = None  # the TOSA version whose INT profile quantizes the model; None: float
+    dynamic_shapes: Any = None
+    expected: list | None = None  # eager outputs, flat
+    exported: Any = None  # the torch.export ExportedProgram
+    error: ErrorInfo | None = None
+    timings: dict = field(default_factory=dict)
+    done: bool = False  # no later stage runs (not used by the profile-independent stages)
+
+
+@dataclass
+class Lowering:
+    """One profile of a prepared case: partition, lowering, the reference run and the comparison."""
+
+    prepared: Prepared
+    profile: Any  # stack.profiles.Profile
+    policy: Any  # policies.Policy: its name and its checks for the profile
+    observe: StageObserver = ignore
+    reuse_export: bool = False  # lower a copy of the export, so the same Prepared serves several profiles
+    partitioner: Any = None
+    program: Any = None  # the lowered edge program
+    lowered: list = field(default_factory=list)  # lowered delegate modules, in call order
+    cpu_compute: list = field(default_factory=list)  # targets of compute nodes left on CPU
+    delegates: list = field(default_factory=list)  # DelegateRecords
+    actual: list | None = None  # the lowered program's outputs, flat
+    outputs: list = field(default_factory=list)  # OutputComparisons
+    outcome: Outcome | None = None
+    numerics: Numerics = Numerics.NOT_RUN
+    notes: list[str] = field(default_factory=list)
+    timings: dict = field(default_factory=dict)
+    done: bool = False  # no later stage runs (nothing was delegated)
+
+    @property
+    def nodes(self) -> tuple:
+        records = getattr(self.partitioner, "records", None)
+        return tuple(records or ())
+
+
+def flatten_outputs(out) -> list:
+    """A model's outputs as a flat list (tensors, and whatever else it returns)."""
+    torch = loader.torch()
+    if isinstance(out, torch.Tensor):
+        return [out]
+    flat = []
+    for item in out if isinstance(out, (list, tuple)) else [out]:
+        flat += flatten_outputs(item) if isinstance(item, (list, tuple)) else [item]
+    return flat

@@ -1,0 +1,57 @@
+"""Turn a case result into a standalone pytest file that asserts the observed partitioning outcome."""
+
+from __future__ import annotations
+
+import re
+
+from .. import policies
+from ..core.errors import WorkbenchError
+
+
+def _test_name(result) -> str:
+    raw = f"test_{result.op}_{result.dtype}_{result.profile}_{result.policy}"
+    return re.sub(r"[^0-9a-zA-Z_]+", "_", raw).strip("_").lower()
+
+
+def _policy_expression(result, policy) -> str:
+    if policy is None or result.policy in policies.names():
+        return repr(result.policy)
+    if getattr(policy, "ops", None) is None:
+        raise WorkbenchError(f"policy {result.policy!r} is not registered by name and has no operator list")
+    ops = ",\n".join(f"            {op!r}" for op in sorted(policy.ops))
+    return f"workbench.policies.allowlist(\n        {result.policy!r},\n        [\n{ops},\n        ],\n    )"
+
+
+def to_pytest(result, policy=None) -> str:
+    """Python source of a pytest file rebuilding this catalogue case and asserting its outcome and placement.
+
+    Pass the Policy object when the case ran under a policy that is not registered by name.
+    """
+    if result.op.startswith("model:") or result.seed is None:
+        raise WorkbenchError("to_pytest needs a catalogue case (run_case); for your own module, write the module "
+                             "into a test and assert on workbench.run_model(...) the same way")
+    placement = {n.name: n.delegated for n in result.nodes}
+    versions = ", ".join(f"{k} {v}" for k, v in result.versions.items())
+    cause = f"\n    # root cause when observed: {result.error.one_line()}" if result.error else ""
+    return f'''"""Regression test from the TOSA partition workbench.
+
+{result.op} [{result.dtype}] under {result.profile}, policy {result.policy}: observed {result.outcome.value} /
+{result.numerics.value} with {versions}, Arm backend: {result.arm_backend_label or "not recorded"}.
+"""
+
+import workbench
+
+
+def {_test_name(result)}():
+    result = workbench.run_case(
+        {result.op!r},
+        {result.dtype!r},
+        {result.profile!r},
+        policy={_policy_expression(result, policy)},
+        seed={result.seed!r},
+    ){cause}
+    assert result.outcome.value == {result.outcome.value!r}, result
+    assert result.numerics.value == {result.numerics.value!r}, result
+    # node -> placed in a TOSA delegate by the partitioner
+    assert {{n.name: n.delegated for n in result.nodes}} == {placement!r}, result
+'''

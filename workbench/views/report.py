@@ -1,0 +1,299 @@
+"""A sweep result as a report: GitHub-flavoured markdown for a pull request, or one self-contained HTML file."""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+from pathlib import Path
+
+import pandas as pd
+
+from ..batch.diffs import DiffResult
+from ..batch.diffs import diff as diff_results
+from ..batch.results_io import load_results
+from ..core.errors import WorkbenchError
+from ..core.outcomes import FAILED_NUMERICS, FAILED_OUTCOMES, Numerics
+from .plots import (
+    ABSENT_COLOUR,
+    NUMERICS_MARKS,
+    OTHER_COLOUR,
+    OUTCOME_CODES,
+    OUTCOME_COLOURS,
+    diff_heatmap,
+    outcome_code,
+    outcome_heatmap,
+    text_colour,
+)
+
+FORMATS = ("md", "html")
+EXTENSIONS = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "html"}
+ABSENT = "·"
+# Longer transition and failure tables fold into <details> so the pull request stays readable.
+FOLD_ROWS = 20
+MAX_DETAIL = 300
+
+
+def report(results, *, format: str = "md", diff=None, title: str | None = None) -> str:
+    """The report of a sweep result (frame or file) as markdown (`md`) or HTML (`html`).
+
+    `diff` is a DiffResult, or earlier results to diff these against.
+    """
+    if format not in FORMATS:
+        raise WorkbenchError(f"unknown report format {format!r}; valid formats: {', '.join(FORMATS)}")
+    frame = load_results(results)
+    if diff is not None and not isinstance(diff, DiffResult):
+        diff = diff_results(diff, frame)
+    render = _markdown if format == "md" else _html
+    return render(frame, diff, title or "TOSA partition sweep")
+
+
+def write_report(results, path, format: str | None = None, diff=None, *, title: str | None = None) -> Path:
+    """Write `report(...)` to `path`; the format follows the extension (.md, .html) unless given."""
+    path = Path(path)
+    if format is None:
+        format = EXTENSIONS.get(path.suffix.lower())
+        if format is None:
+            raise WorkbenchError(
+                f"{path.name}: cannot tell the report format from {path.suffix or 'no extension'!r}; "
+                f"use {', '.join(EXTENSIONS)} or pass format= ({', '.join(FORMATS)})"
+            )
+    text = report(results, format=format, diff=diff, title=title)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+# What both formats show, as plain data.
+
+def _provenance(frame: pd.DataFrame) -> list[tuple[str, str]]:
+    def values(column):
+        return ", ".join(v for v in dict.fromkeys(frame[column]) if v) or "unknown"
+
+    return [
+        ("torch", values("torch")),
+        ("executorch", values("executorch")),
+        ("tosa-tools", values("tosa_tools")),
+        ("Arm backend", values("arm_backend")),
+    ]
+
+
+def _counts(frame: pd.DataFrame) -> tuple[str, str]:
+    def counted(series, order):
+        order = [str(name) for name in order]
+        counts = series.value_counts()
+        names = [n for n in order if n in counts] + sorted(set(counts.index) - set(order))
+        return ", ".join(f"{counts[n]} {n}" for n in names)
+
+    return counted(frame["outcome"], list(OUTCOME_CODES)), counted(frame["numerics"], [Numerics.MATCH, Numerics.MISMATCH, Numerics.REFERENCE_ERROR, Numerics.NOT_RUN])
+
+
+def _matrix(frame: pd.DataFrame):
+    """(constant parts, column labels, ops, cells): cells map (op, column) to (outcome, numerics)."""
+    parts = ["dtype", "profile", "policy"]
+    varying = [p for p in parts if frame[p].nunique() > 1] or ["dtype"]
+    constant = {} if frame.empty else {p: frame[p].iloc[0] for p in parts if p not in varying}
+    columns = list(dict.fromkeys(tuple(r) for r in frame[varying].itertuples(index=False)))
+    ops = list(dict.fromkeys(frame["op"]))
+    cells = {
+        (row.op, tuple(getattr(row, p) for p in varying)): (row.outcome, row.numerics)
+        for row in frame.itertuples(index=False)
+    }
+    return constant, columns, ops, cells
+
+
+def _failures(frame: pd.DataFrame) -> pd.DataFrame:
+    failed = frame[frame["outcome"].isin([o.value for o in FAILED_OUTCOMES])
+                   | frame["numerics"].isin([n.value for n in FAILED_NUMERICS])]
+    columns = ["op", "dtype", "profile"] + (["policy"] if frame["policy"].nunique() > 1 else [])
+    rows = []
+    for _, row in failed.iterrows():
+        detail = row["root_cause"] or row["reason"]
+        if row["numerics"] == Numerics.MISMATCH:
+            numbers = f"max abs error {row['max_abs_error']:g}, {row['mismatches']} values differ"
+            detail = f"{detail}; {numbers}" if detail else numbers
+        if len(detail) > MAX_DETAIL:
+            detail = detail[: MAX_DETAIL - 1] + "…"
+        rows.append([row[c] for c in columns] + [row["outcome"], row["numerics"], row["error_stage"], detail])
+    return pd.DataFrame(rows, columns=columns + ["outcome", "numerics", "stage", "root cause"])
+
+
+def _case_list(cases: pd.DataFrame, limit: int = 30) -> str:
+    names = [f"{r.op} ({r.dtype}, {r.profile})" for r in cases.head(limit).itertuples(index=False)]
+    more = f", … (+{len(cases) - limit})" if len(cases) > limit else ""
+    return ", ".join(names) + more
+
+
+def _legend_items() -> list[tuple[str, str]]:
+    return [(code, outcome) for outcome, code in OUTCOME_CODES.items()] + [
+        (mark, f"numerics {numerics}") for numerics, mark in NUMERICS_MARKS.items()
+    ] + [(ABSENT, "not in the results")]
+
+
+# Markdown
+
+def _markdown(frame: pd.DataFrame, diff: DiffResult | None, title: str) -> str:
+    outcomes, numerics = _counts(frame)
+    lines = [f"## {title}", ""]
+    lines += [" · ".join(f"{name} `{value}`" for name, value in _provenance(frame)), ""]
+    lines += [f"**{len(frame)} cases**: {outcomes or 'none'}; numerics: {numerics or 'none'}", ""]
+
+    if diff is not None:
+        lines += ["### Changes", ""]
+        for name, (before, after) in diff.compared.items():
+            lines += [f"Compared {name}: `{before}` → `{after}`", ""]
+        if diff.changed.empty:
+            lines += [f"No change in {diff.matched} matched cases.", ""]
+        else:
+            lines += [f"{len(diff.changed)} of {diff.matched} matched cases changed.", ""]
+            rows = [[f"`{r.transition}`", str(r.count), r.ops] for r in diff.transitions.itertuples(index=False)]
+            lines += _folded(_md_table(["transition", "cases", "ops"], rows), f"{len(rows)} transitions")
+        for side, unmatched in (("before", diff.only_before), ("after", diff.only_after)):
+            if not unmatched.empty:
+                lines += [f"Only in {side} ({len(unmatched)}): {_md_cell(_case_list(unmatched))}", ""]
+
+    constant, columns, ops, cells = _matrix(frame)
+    lines += ["### Matrix", ""]
+    if constant:
+        lines += [" · ".join(f"{name} `{value}`" for name, value in constant.items()), ""]
+    lines += ["Legend: " + " · ".join(f"`{code}` {meaning}" for code, meaning in _legend_items()), ""]
+    headers = ["op"] + ["<br>".join(_md_cell(part) for part in column) for column in columns]
+    rows = [[_md_span(op)] + [_md_code(cells.get((op, column))) for column in columns] for op in ops]
+    lines += _md_table(headers, rows) + [""]
+
+    failures = _failures(frame)
+    lines += [f"### Failures ({len(failures)})", ""]
+    if failures.empty:
+        lines += ["None: no lowering, export or reference error, crash, timeout or mismatch.", ""]
+    else:
+        rows = [
+            [_md_span(v) if c in ("op", "root cause") else _md_cell(v)
+             for c, v in zip(failures.columns, row)]
+            for row in failures.itertuples(index=False)
+        ]
+        lines += _folded(_md_table(list(failures.columns), rows), f"{len(rows)} failing cases")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _md_code(cell) -> str:
+    if cell is None:
+        return ABSENT
+    code = outcome_code(*cell)
+    return f"**{code}**" if cell[1] in NUMERICS_MARKS else code
+
+
+def _md_table(headers: list[str], rows: list[list[str]]) -> list[str]:
+    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+    return lines + ["| " + " | ".join(row) + " |" for row in rows]
+
+
+def _folded(table: list[str], summary: str) -> list[str]:
+    if len(table) - 2 <= FOLD_ROWS:
+        return table + [""]
+    return [f"<details><summary>{summary}</summary>", ""] + table + ["", "</details>", ""]
+
+
+def _md_cell(value) -> str:
+    text = " ".join(str(value).split())
+    return text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _md_span(value) -> str:
+    """Free text such as a root cause, as a code span so that `<`, `_` and `*` stay literal."""
+    text = " ".join(str(value).split())
+    if not text:
+        return ""
+    fence, pad = ("``", " ") if "`" in text else ("`", "")
+    return f"{fence}{pad}{text}{pad}{fence}".replace("|", "\\|")
+
+
+# HTML
+
+_STYLE = """
+body { font-family: system-ui, sans-serif; margin: 2em; color: #212121; }
+table { border-collapse: collapse; margin: 0.5em 0 1.5em; font-size: 0.85em; }
+th, td { border: 1px solid #cfd8dc; padding: 0.2em 0.5em; text-align: left; vertical-align: top; }
+th { background: #eceff1; }
+td.cell { text-align: center; font-weight: bold; min-width: 2.5em; }
+code { font-size: 0.95em; }
+img { max-width: 100%; }
+.legend span { display: inline-block; padding: 0 0.4em; margin-right: 0.3em; border-radius: 3px; }
+"""
+
+
+def _html(frame: pd.DataFrame, diff: DiffResult | None, title: str) -> str:
+    outcomes, numerics = _counts(frame)
+    esc = html.escape
+    body = [f"<h1>{esc(title)}</h1>"]
+    body.append("<p>" + " · ".join(f"{esc(n)} <code>{esc(v)}</code>" for n, v in _provenance(frame)) + "</p>")
+    body.append(f"<p><b>{len(frame)} cases</b>: {esc(outcomes or 'none')}; numerics: {esc(numerics or 'none')}</p>")
+
+    if diff is not None:
+        body.append("<h2>Changes</h2>")
+        body += [f"<p>Compared {esc(n)}: <code>{esc(b)}</code> → <code>{esc(a)}</code></p>"
+                 for n, (b, a) in diff.compared.items()]
+        if diff.changed.empty:
+            body.append(f"<p>No change in {diff.matched} matched cases.</p>")
+        else:
+            body.append(f"<p>{len(diff.changed)} of {diff.matched} matched cases changed.</p>")
+            body.append(_html_table(["transition", "cases", "ops"], diff.transitions.values.tolist()))
+        for side, unmatched in (("before", diff.only_before), ("after", diff.only_after)):
+            if not unmatched.empty:
+                body.append(f"<p>Only in {side} ({len(unmatched)}): {esc(_case_list(unmatched))}</p>")
+        body.append(_img(diff_heatmap(diff), "changed cases"))
+
+    constant, columns, ops, cells = _matrix(frame)
+    body.append("<h2>Matrix</h2>")
+    if constant:
+        body.append("<p>" + " · ".join(f"{esc(n)} <code>{esc(v)}</code>" for n, v in constant.items()) + "</p>")
+    body.append(_html_legend())
+    header = "".join(f"<th>{'<br>'.join(esc(str(p)) for p in column)}</th>" for column in columns)
+    rows = []
+    for op in ops:
+        tds = "".join(_html_cell(cells.get((op, column))) for column in columns)
+        rows.append(f"<tr><th><code>{esc(op)}</code></th>{tds}</tr>")
+    body.append(f"<table><tr><th>op</th>{header}</tr>{''.join(rows)}</table>")
+    body.append(_img(outcome_heatmap(frame), "outcome heatmap"))
+
+    failures = _failures(frame)
+    body.append(f"<h2>Failures ({len(failures)})</h2>")
+    if failures.empty:
+        body.append("<p>None: no lowering, export or reference error, crash, timeout or mismatch.</p>")
+    else:
+        body.append(_html_table(list(failures.columns), failures.values.tolist()))
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        f"<title>{esc(title)}</title>\n<style>{_STYLE}</style>\n</head>\n<body>\n"
+        + "\n".join(body)
+        + "\n</body>\n</html>\n"
+    )
+
+
+def _html_cell(cell) -> str:
+    if cell is None:
+        return f'<td class="cell" style="background:{ABSENT_COLOUR}">{ABSENT}</td>'
+    colour = OUTCOME_COLOURS.get(cell[0], OTHER_COLOUR)
+    return (f'<td class="cell" title="{html.escape(cell[0])}, {html.escape(cell[1])}" '
+            f'style="background:{colour};color:{text_colour(colour)}">{html.escape(outcome_code(*cell))}</td>')
+
+
+def _html_legend() -> str:
+    items = []
+    for code, meaning in _legend_items():
+        colour = OUTCOME_COLOURS.get(meaning, ABSENT_COLOUR if code == ABSENT else "#ffffff")
+        items.append(f'<span style="background:{colour};color:{text_colour(colour)}"><b>{html.escape(code)}</b>'
+                     f"</span>{html.escape(meaning)}")
+    return '<p class="legend">' + " ".join(items) + "</p>"
+
+
+def _html_table(headers: list[str], rows: list[list]) -> str:
+    head = "".join(f"<th>{html.escape(str(h))}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in row) + "</tr>" for row in rows)
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def _img(fig, alt: str) -> str:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=90, bbox_inches="tight")
+    data = base64.b64encode(buffer.getvalue()).decode("ascii")
+    return f'<p><img alt="{html.escape(alt)}" src="data:image/png;base64,{data}"></p>'

@@ -1,0 +1,142 @@
+"""Headless views of one result: tables, figures and the lines that reproduce it. The notebook UI only arranges
+these."""
+
+from __future__ import annotations
+
+from ..core.dtypes import INT32_MAX, INT32_MIN
+from ..core.rows import result_row
+from ..core.text import SUMMARY_COLUMNS
+
+
+def reasons_frame(result):
+    import pandas as pd
+
+    return pd.DataFrame(
+        [
+            {"node": n.name, "target": n.target, "dtypes": n.dtype_summary(),
+             "placed": "TOSA" if n.delegated else "CPU", "reason": n.reason or ""}
+            for n in result.nodes
+        ],
+        columns=["node", "target", "dtypes", "placed", "reason"],
+    )
+
+
+def results_frame(results):
+    """One summary row per result (the first columns of a sweep result)."""
+    import pandas as pd
+
+    return pd.DataFrame([{c: result_row(r)[c] for c in SUMMARY_COLUMNS} for r in results],
+                        columns=list(SUMMARY_COLUMNS))
+
+
+def numerics_frame(result):
+    import pandas as pd
+
+    return pd.DataFrame(
+        [
+            {"output": o.index, "dtype": o.dtype, "shape": str(list(o.shape)), "match": o.match,
+             "max_abs_error": o.max_abs_error, "mismatches": o.mismatches, "elements": o.numel,
+             "beyond_int32": o.beyond_int32, "note": o.note}
+            for o in result.outputs
+        ],
+        columns=["output", "dtype", "shape", "match", "max_abs_error", "mismatches", "elements", "beyond_int32",
+                 "note"],
+    )
+
+
+def _flat(values) -> list:
+    if isinstance(values, list):
+        return [v for item in values for v in _flat(item)]
+    return [values]
+
+
+def numerics_figure(result):
+    """Eager and reference values side by side per output, and their absolute difference; None without outputs.
+
+    int64 values beyond the int32 range are ringed, since those are what narrowing to int32 would break.
+    """
+    if not result.outputs:
+        return None
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(len(result.outputs), 2, figsize=(10, 2.8 * len(result.outputs)), squeeze=False)
+    for row, out in zip(axes, result.outputs):
+        eager = [float(v) for v in _flat(out.eager)]
+        reference = [float(v) for v in _flat(out.reference)] if out.reference is not None else []
+        index = list(range(len(eager)))
+        values_ax, diff_ax = row
+        values_ax.plot(index, eager, "o-", label="eager PyTorch", markersize=4)
+        if reference:
+            values_ax.plot(index[: len(reference)], reference, "x--", label="TOSA reference", markersize=5)
+        wide = [i for i, v in enumerate(eager) if v > INT32_MAX or v < INT32_MIN] if out.dtype == "int64" else []
+        if wide:
+            values_ax.scatter(wide, [eager[i] for i in wide], s=90, facecolors="none", edgecolors="red",
+                              label="beyond int32")
+        values_ax.set_title(f"output {out.index}: {out.dtype}{list(out.shape)}", fontsize=9)
+        values_ax.legend(fontsize=7)
+        if reference and len(reference) == len(eager):
+            diff = [abs(a - b) for a, b in zip(eager, reference)]
+            diff_ax.bar(index, diff, color=["#e53935" if d > out.atol else "#4caf50" for d in diff])
+            diff_ax.axhline(out.atol, color="grey", linestyle=":", linewidth=1)
+        else:
+            diff_ax.text(0.5, 0.5, out.note or "no reference values", ha="center", va="center")
+        error = "-" if out.max_abs_error is None else f"{out.max_abs_error:g}"
+        diff_ax.set_title(f"|eager - reference|: max {error}, {out.mismatches}/{out.numel} mismatching",
+                          fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def tosa_frame(result):
+    """Every TOSA operator of every delegate, in order, with its tensors' dtypes and shapes."""
+    import pandas as pd
+
+    def tensors(items):
+        return ", ".join(f"{t['dtype']}{list(t['shape'])}" for t in items)
+
+    return pd.DataFrame(
+        [
+            {"delegate": d.name, "step": i, "op": op["op"], "inputs": tensors(op["inputs"]),
+             "outputs": tensors(op["outputs"])}
+            for d in result.delegates
+            for i, op in enumerate(d.tosa_ops)
+        ],
+        columns=["delegate", "step", "op", "inputs", "outputs"],
+    )
+
+
+def reproduce_code(result) -> str:
+    """The few lines of Python that give this result again (on the Arm backend that produced it)."""
+    backend = result.arm_backend or {}
+    checkout = backend.get("path") if backend.get("source") == "checkout" else None
+    setup = "import workbench\n" + (
+        f"workbench.use_arm_backend({checkout!r})  # {result.arm_backend_label}\n" if checkout else "")
+    shell_backend = f" --arm-backend {checkout}" if checkout else ""
+    if result.op.startswith("model:"):
+        return (
+            setup +
+            f"# {result.op} was your own module: pass it and its example inputs again\n"
+            f"result = workbench.run_model(module, inputs, {result.profile!r}, policy={result.policy!r}"
+            f"{', quantize=True' if result.dtype == 'qint8' else ''})\n"
+            "print(result)\n"
+        )
+    return (
+        setup +
+        f"result = workbench.run_case({result.op!r}, {result.dtype!r}, {result.profile!r}, "
+        f"policy={result.policy!r}, seed={result.seed!r})\n"
+        "print(result)\n"
+        f"# shell: workbench run {result.op} --dtype {result.dtype} --profile {result.profile} "
+        f"--policy {result.policy} --seed {result.seed}{shell_backend}\n"
+    )
+
+
+def figure_png(fig) -> bytes:
+    """PNG bytes of a figure, closing it (figures are rendered once, then shown as images)."""
+    import io
+
+    import matplotlib.pyplot as plt
+
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
+    plt.close(fig)
+    return buffer.getvalue()
