@@ -12,6 +12,7 @@ import pytest
 import torch
 
 import workbench
+from invariants import assert_consistent
 from workbench import catalogue
 from workbench.stack import decomposition_cache
 from workbench.stack import loader as _stack
@@ -256,14 +257,17 @@ def comparable(result):
     }
 
 
-def run_both_ways(cases, on_first=True):
-    """Run every (op, dtype, profile) with the cache on and off; each block switched once."""
+def run_both_ways(cases, on_first=True, check=lambda result: None):
+    """Run every (op, dtype, profile) with the cache on and off; each block switched once. `check` is called on
+    every result."""
     seen = {True: [], False: []}
     for on in ((True, False) if on_first else (False, True)):
         with switched(on):
             counts = decomposition_cache.status()
             for op, dtype, profile in cases:
-                seen[on].append(comparable(workbench.run_case(op, dtype, profile)))
+                result = workbench.run_case(op, dtype, profile)
+                check(result)
+                seen[on].append(comparable(result))
             after = decomposition_cache.status()
         if on:  # the cache did the work
             assert after["hits"] > counts["hits"]
@@ -300,8 +304,9 @@ OPERATORS = catalogue.names()
 @pytest.mark.slow
 @pytest.mark.parametrize("op", OPERATORS)
 def test_the_whole_catalogue_is_identical_with_the_cache_on_and_off(op):
+    """Also the whole-catalogue run of the suite: every result, either way, is internally consistent."""
     cases = [(op, dtype, profile) for dtype in catalogue.get(op).dtypes for profile in PROFILES]
     # Which way runs first alternates, so neither always meets the registry the other left behind.
-    seen = run_both_ways(cases, on_first=OPERATORS.index(op) % 2 == 0)
+    seen = run_both_ways(cases, on_first=OPERATORS.index(op) % 2 == 0, check=assert_consistent)
     for case, on, off in zip(cases, seen[True], seen[False]):
         assert on == off, case

@@ -92,13 +92,12 @@ def test_policies_change_nothing_without_int64():
         assert (stock.outcome, stock.nodes) == (chosen.outcome, chosen.nodes)
 
 
-@pytest.mark.slow
-def test_under_int_profile_the_policy_equals_stock_on_every_catalogue_case(tmp_path):
-    args = dict(profiles=["TOSA-1.0+INT"], cache=str(tmp_path), progress=False)
-    stock = workbench.sweep(**args)
-    chosen = workbench.sweep(policy="ext-int64-allowlist", **args)
-    columns = ["op", "dtype", "outcome", "numerics", "reason", "root_cause"]
-    assert stock[columns].equals(chosen[columns])
+def test_without_int64_in_the_profile_the_policy_adds_no_check_at_all():
+    # Why the policy equals stock under TOSA-1.0+INT on every case: it hands the partitioner nothing to run.
+    chosen = policies.get("ext-int64-allowlist")
+    for name in workbench.profiles.PRESETS:
+        profile = workbench.profiles.parse(name)
+        assert (chosen.checks(profile) == []) == (not profile.declares("int64")), name
 
 
 @pytest.mark.slow

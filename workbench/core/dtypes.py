@@ -34,6 +34,15 @@ DTYPES: dict[str, DtypeInfo] = {
     )
 }
 
+# Output dtypes that no catalogue case takes but that a model may produce. fp8 is compared to one unit in the last
+# place: rtol is the format's machine epsilon (2**-3 with e4m3's 3 mantissa bits, 2**-2 with e5m2's 2), one ULP
+# relative to any normal value; atol its smallest subnormal (2**-9, 2**-16), one ULP near zero. executorch's own
+# Arm tests compare fp8 after widening to float32 with atol = rtol = 1e-3, which is bit-exact for e4m3fn.
+OUTPUT_TOLERANCES: dict[str, tuple[float, float]] = {
+    "float8_e4m3fn": (2.0**-9, 2.0**-3),
+    "float8_e5m2": (2.0**-16, 2.0**-2),
+}
+
 INTEGER_DTYPES = ("int8", "int16", "int32", "int64")
 FLOAT_DTYPES = ("float16", "bfloat16", "float32")
 ALL_DTYPES = tuple(DTYPES)

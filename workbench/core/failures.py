@@ -6,9 +6,19 @@ executorch wraps lowering failures in pass-manager exceptions ("An error occurre
 
 from __future__ import annotations
 
+import re
 import traceback
 
 from .records import ErrorInfo
+
+# executorch writes some sets of dtypes into its messages as Python prints them, in an order that changes from one
+# process to the next ("{torch.bool, torch.float32}"); sorted, the same verdict always reads the same.
+_DTYPE_LIST = re.compile(r"torch\.\w+(?:, torch\.\w+)+")
+
+
+def stable_text(text: str) -> str:
+    """`text` with every comma-separated run of torch names (a set executorch printed) in sorted order."""
+    return _DTYPE_LIST.sub(lambda match: ", ".join(sorted(match.group(0).split(", "))), text)
 
 _WRAPPER_PREFIXES = (
     "An error occurred when running the",
@@ -28,7 +38,7 @@ def _chain(exc: BaseException) -> list[BaseException]:
 def _first_line(exc: BaseException) -> str:
     for line in str(exc).splitlines():
         if line.strip():
-            return line.strip()
+            return stable_text(line.strip())
     return ""
 
 

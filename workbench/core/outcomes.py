@@ -6,7 +6,7 @@ Outcome (what the partitioner and lowering did):
   fallback        nothing delegated and no error: the whole program runs on CPU
   lowering_error  conversion to edge, partitioning or TOSA lowering raised
                   (typically: the partitioner accepted a node that lowering cannot carry)
-  export_error    the model could not be run eagerly, quantized or exported with torch.export
+  export_error    the model could not be quantized or exported with torch.export
   crashed         the isolated child process running the case was killed by a signal (e.g. SIGSEGV in
                   native code); the error names the signal and the stage it was in
   timeout         the case ran past its time limit and its child process was stopped; the error names the stage
@@ -14,7 +14,8 @@ Outcome (what the partitioner and lowering did):
 Numerics (what the TOSA reference model computed against eager PyTorch):
   match            every output equal (bool, integers) or within the dtype's tolerance (floats)
   mismatch         at least one output differs beyond tolerance, or in shape or dtype
-  not_run          nothing was delegated, or an earlier stage failed
+  not_run          nothing was delegated, an earlier stage failed, or the eager run failed (there is nothing
+                   to compare with: the result's error names the eager stage; partitioning and lowering ran)
   reference_error  the reference model rejected the TOSA graph or the program could not be executed
 
 crashed and timeout keep what was known before the child stopped (e.g. the partition decisions).
@@ -72,8 +73,8 @@ class Stage(str, Enum):
 
 # What a failure in each stage makes of the case: an outcome (the case ends there), or, for the stages after
 # lowering, the numerics (the outcome is what lowering placed).
+# A failed eager run ends nothing: the case is lowered all the same and only the comparison is skipped.
 FAILURE_OUTCOME: dict[Stage, Outcome] = {
-    Stage.EAGER: Outcome.EXPORT_ERROR,
     Stage.QUANTIZE: Outcome.EXPORT_ERROR,
     Stage.EXPORT: Outcome.EXPORT_ERROR,
     Stage.TO_EDGE: Outcome.LOWERING_ERROR,

@@ -128,11 +128,16 @@ def lower_and_check(prepared: Prepared, profile, policy, on_stage: StageObserver
 
 def _result(state: Lowering, error) -> CaseResult:
     prepared = state.prepared
+    skipped = [*prepared.skipped, *state.skipped]
+    notes = [*internals.degradations(), *state.notes]
+    notes += [f"not compared: the {e.stage} stage failed ({e.root_cause_type}: {e.root_cause})" for e in skipped
+              if prepared.expected is None and state.lowered]
+    error = error or (skipped[0] if skipped else None)
     return CaseResult(
         op=prepared.label, dtype=prepared.dtype, profile=state.profile.name, policy=state.policy.name,
         seed=prepared.seed, outcome=state.outcome, numerics=state.numerics, nodes=state.nodes, error=error,
         delegates=tuple(state.delegates), outputs=tuple(state.outputs), timings=dict(state.timings),
-        versions=dict(loader.versions()), notes=(*internals.degradations(), *state.notes),
+        versions=dict(loader.versions()), notes=tuple(notes),
         arm_backend=loader.arm_backend(),
     )
 

@@ -24,7 +24,8 @@ PER_PROFILE = (lower, reference, compare)
 def run_stages(stages, state, observe) -> ErrorInfo | None:
     """Run `stages` in order on `state`, timing each in state.timings, until one fails or sets state.done.
 
-    Returns the failure as an ErrorInfo (None when none failed) after applying its classification to the state:
+    A non-fatal stage's failure is kept in state.skipped and the sequence goes on. Otherwise returns the failure
+    as an ErrorInfo (None when none failed) after applying its classification to the state:
     an outcome for the stages that end a case, the numerics for those after lowering. A WorkbenchError is not a
     case's failure but the caller's or the installation's (an Arm backend checkout that does not import, a
     private name of the stack the workbench cannot do without): it is raised.
@@ -40,6 +41,9 @@ def run_stages(stages, state, observe) -> ErrorInfo | None:
             raise
         except Exception as exc:
             where = stage.failed_stage(state) if hasattr(stage, "failed_stage") else stage.ANNOUNCE
+            if not getattr(stage, "FATAL", True):
+                state.skipped.append(error_info(where, exc))
+                continue
             _classify(state, where)
             return error_info(where, exc)
         finally:

@@ -154,6 +154,7 @@ def _apply(freeze: bool = True) -> None:
             key = (home, attribute)
             if key not in _originals:
                 _originals[key] = getattr(modules[home], attribute)
+                internals.remember_original(f"{home}.{attribute}", _originals[key])
             setattr(modules[home], attribute, replacement if _switch and _usable[part] else _originals[key])
     if freeze or not _switch:
         _apply_to_heap()

@@ -196,6 +196,13 @@ def probe_again(key: str) -> str:
     return verdict
 
 
+def forget() -> None:
+    """Probe every hook again on its next use, and warn again (for a stack changed within the process, e.g. by a
+    test that replaces an executorch class)."""
+    _state.clear()
+    _warned.clear()
+
+
 def check_all() -> dict[str, str]:
     """Probe every hook now (called when the stack loads); returns key -> verdict."""
     return {key: probe_again(key) for key in HOOKS}
@@ -326,12 +333,21 @@ def resolve(dotted: str):
     return found
 
 
+_originals: dict[str, object] = {}  # dotted name -> torch's own function, where a lever has replaced it
+
+
+def remember_original(dotted: str, function) -> None:
+    """Record torch's own function before a lever replaces it, so its pinned source is checked, not the lever's."""
+    _originals.setdefault(dotted, function)
+
+
 def pinned_source_differences(part: str) -> list[str]:
     """For PINNED_SOURCES[part]: each function whose installed source is not the one pinned (empty: all match)."""
     wrong = []
     for dotted, digest in PINNED_SOURCES[part].items():
         try:
-            found = hashlib.sha256(inspect.getsource(resolve(dotted)).encode()).hexdigest()[:16]
+            source = inspect.getsource(_originals.get(dotted) or resolve(dotted))
+            found = hashlib.sha256(source.encode()).hexdigest()[:16]
         except (AttributeError, ImportError, OSError, TypeError) as exc:
             wrong.append(f"{dotted}: {type(exc).__name__}: {exc}")
             continue

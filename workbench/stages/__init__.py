@@ -6,7 +6,8 @@ A stage is a module with
     run(state)      its work on the case's state (state.py); it raises when it fails;
 and optionally
     applies(state)       whether it runs for this case (default: always);
-    failed_stage(state)  the core Stage a failure is recorded under (default: ANNOUNCE).
+    failed_stage(state)  the core Stage a failure is recorded under (default: ANNOUNCE);
+    FATAL                False when the case goes on after its failure (default: True).
 The pipeline (pipeline/sequence.py) runs the stages, times them and is the one place that catches their failures.
 
 Profile-independent stages (eager, quantize, export) work on a `Prepared`; per-profile stages (lower, reference,

@@ -18,16 +18,19 @@ MAX_STORED_VALUES = 65536
 def tolerance(case_dtype: str | None, expected) -> tuple[float, float]:
     """(atol, rtol) for one output.
 
-    Integers and bool: exact. Floats: the tolerance of the output's dtype (see dtypes.py). qint8: one int8
-    quantization step of the output's range, max|expected| / 127, since the reference model's integer
-    rescale and PyTorch's float fake-quant may round to neighbouring steps.
+    Integers and bool: exact. Floats: the tolerance of the output's dtype (core/dtypes.py; fp8: one ULP).
+    qint8: one int8 quantization step of the output's range, max|expected| / 127, since the reference model's
+    integer rescale and PyTorch's float fake-quant may round to neighbouring steps.
     """
     if not expected.dtype.is_floating_point:
         return 0.0, 0.0
     if case_dtype is not None and _dtypes.get(case_dtype).quantized:
         step = float(expected.abs().max()) / 127 if expected.numel() else 0.0
         return step * 1.01 + 1e-6, 0.0
-    info = _dtypes.DTYPES.get(str(expected.dtype).removeprefix("torch."), _dtypes.DTYPES["float32"])
+    name = str(expected.dtype).removeprefix("torch.")
+    if name in _dtypes.OUTPUT_TOLERANCES:
+        return _dtypes.OUTPUT_TOLERANCES[name]
+    info = _dtypes.DTYPES.get(name, _dtypes.DTYPES["float32"])
     return info.atol, info.rtol
 
 
@@ -80,6 +83,11 @@ def compare_output(index: int, expected, actual, case_dtype: str | None) -> Outp
 def compare_outputs(expected: list, actual: list, case_dtype: str | None) -> list[OutputComparison]:
     padded = list(actual) + [None] * (len(expected) - len(actual))
     return [compare_output(i, e, a, case_dtype) for i, (e, a) in enumerate(zip(expected, padded))]
+
+
+def applies(state: Lowering) -> bool:
+    """Only with eager outputs to compare with (a model whose eager run failed is lowered all the same)."""
+    return state.prepared.expected is not None
 
 
 def run(state: Lowering) -> None:

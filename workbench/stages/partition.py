@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import operator
 
+from ..core.failures import stable_text
 from ..core.records import NodeRecord
 from ..stack import internals, loader
 from ..stack.internals import target_name
@@ -55,7 +56,8 @@ def node_records(graph_module, rejected: dict | None) -> list[NodeRecord]:
                 output_shapes=tuple(out_shapes),
                 delegated=tag is not None,
                 delegate=tag,
-                reason=None if tag is not None else rejected.get(node, BOUNDARY_QDQ if _is_qdq(node.target) else no_reason),
+                reason=None if tag is not None else stable_text(
+                    rejected.get(node, BOUNDARY_QDQ if _is_qdq(node.target) else no_reason)),
             )
         )
     return records

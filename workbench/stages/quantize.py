@@ -37,7 +37,10 @@ def quantize(module, inputs: tuple, quantizer_profile: str):
 
     quantizer = arm_quantizer.TOSAQuantizer(loader.arm().TosaCompileSpec(quantizer_profile))
     quantizer.set_global(arm_quantizer.get_symmetric_quantization_config())
-    graph = torch.export.export(module, inputs).module()
+    # check_guards=False: torch (export/_unlift.py) adds a `_guards_fn` call_module to the unlifted module unless an
+    # executorch or torchao frame is on the call stack, so executorch's own callers never get it; the Arm
+    # quantizer's passes (ExportPass) refuse a call_module. Without it the module is what executorch quantizes.
+    graph = torch.export.export(module, inputs).module(check_guards=False)
     prepared = prepare_pt2e(graph, quantizer)
     prepared(*inputs)
     return convert_pt2e(prepared)

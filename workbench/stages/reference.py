@@ -46,8 +46,11 @@ def _silence_native_stdout():
 def _to_numpy(tensor):
     torch = loader.torch()
     tensor = tensor.detach().contiguous()
-    if tensor.dtype == torch.bfloat16:  # numpy has no bfloat16; the reference model reads the bits
+    # numpy has no bfloat16 or fp8: the reference model reads their bits (as executorch's test runner hands them)
+    if tensor.dtype == torch.bfloat16:
         tensor = tensor.view(torch.uint16)
+    elif tensor.dtype in (torch.float8_e4m3fn, torch.float8_e5m2):
+        tensor = tensor.view(torch.uint8)
     return tensor.numpy()
 
 
@@ -83,7 +86,9 @@ def run_delegate(lowered_module, inputs, notes: list | None = None) -> list:
     if notes is not None:
         for index, (array, fake) in enumerate(zip(outputs, expected)):
             declared = str(fake.dtype).removeprefix("torch.")
-            produced = "bfloat16" if fake.dtype == torch.bfloat16 else str(array.dtype)
+            # bfloat16 and fp8 come back as raw bits of the declared width (numpy has no such dtypes)
+            raw = fake.dtype == torch.bfloat16 or (array.dtype.kind == "V" and array.itemsize == fake.itemsize)
+            produced = declared if raw else str(array.dtype)
             if produced != declared:
                 notes.append(f"{lowered_module_label(lowered_module)} output {index}: TOSA gives {produced} where "
                              f"the program declares {declared} (compared after conversion)")

@@ -31,7 +31,8 @@ class Prepared:
     dynamic_shapes: Any = None
     expected: list | None = None  # eager outputs, flat
     exported: Any = None  # the torch.export ExportedProgram
-    error: ErrorInfo | None = None
+    error: ErrorInfo | None = None  # the failure that ended the case
+    skipped: list[ErrorInfo] = field(default_factory=list)  # failures of non-fatal stages: the case went on
     timings: dict = field(default_factory=dict)
     done: bool = False  # no later stage runs (not used by the profile-independent stages)
 
@@ -55,6 +56,7 @@ class Lowering:
     outcome: Outcome | None = None
     numerics: Numerics = Numerics.NOT_RUN
     notes: list[str] = field(default_factory=list)
+    skipped: list[ErrorInfo] = field(default_factory=list)
     timings: dict = field(default_factory=dict)
     done: bool = False  # no later stage runs (nothing was delegated)
 

@@ -1,0 +1,152 @@
+"""The cache can never hand back a stale verdict: every edit that can change a result changes the key."""
+
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import workbench
+from workbench.batch import cache
+from workbench.batch.sweeps import sweep_results
+from workbench.policies import Policy, code_fingerprint
+
+ROOT = Path(workbench.__file__).resolve().parent
+CASE = dict(ops=["add"], dtypes=["int32"], profiles=["TOSA-1.0+INT"], progress=False)
+
+CHECKS = '''
+from torch.fx.passes.operator_support import OperatorSupportBase
+
+
+class KeepOnCpu(OperatorSupportBase):
+    def is_node_supported(self, submodules, node):
+        return {verdict}
+
+
+def make_checks(profile):
+    return [KeepOnCpu()]
+'''
+
+
+def load_checks(folder: Path, verdict: str, generation: int):
+    """A policy module written by the user, imported from its file (as a notebook or a script would)."""
+    path = folder / f"my_policy_{generation}.py"
+    path.write_text(CHECKS.format(verdict=verdict))
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[path.stem] = module
+    spec.loader.exec_module(module)
+    return Policy("mine", "a user's own check", module.make_checks)
+
+
+def test_editing_a_python_policys_check_recomputes_the_case(tmp_path):
+    store = tmp_path / "cache"
+    first = workbench.sweep(policy=load_checks(tmp_path, "True", 1), cache=str(store), **CASE)
+    again = workbench.sweep(policy=load_checks(tmp_path, "True", 2), cache=str(store), **CASE)
+    assert (first.outcome[0], bool(first.cached[0]), bool(again.cached[0])) == ("delegated", False, True)
+    edited = workbench.sweep(policy=load_checks(tmp_path, "node.op != 'call_function'", 3), cache=str(store), **CASE)
+    assert not edited.cached[0] and edited.outcome[0] == "fallback"
+
+
+def _limit():
+    return 3
+
+
+def _checks_using_a_helper(profile):
+    return [_limit()]
+
+
+def test_a_check_that_calls_an_edited_helper_changes_the_fingerprint(monkeypatch):
+    before = code_fingerprint(_checks_using_a_helper)
+    assert before is not None
+
+    def _edited_limit():
+        return 4
+
+    monkeypatch.setitem(globals(), "_limit", _edited_limit)  # the helper it names is edited
+    assert code_fingerprint(_checks_using_a_helper) not in (None, before)
+
+
+def test_code_compiled_from_a_string_has_no_fingerprint():
+    namespace = {}
+    exec(compile("def make_checks(profile):\n    return []\n", "<nowhere>", "exec"), namespace)
+    assert code_fingerprint(namespace["make_checks"]) is None
+
+
+def test_a_policy_whose_checks_have_no_source_is_never_cached_and_says_so(tmp_path):
+    namespace = {}
+    exec("def make_checks(profile):\n    return []\n", namespace)
+    policy = Policy("unreadable", "checks compiled from a string", namespace["make_checks"])
+    assert policy.fingerprint() is None
+    for _ in range(2):
+        table = workbench.sweep(policy=policy, cache=str(tmp_path), **CASE)
+        assert not table.cached[0]
+    results = sweep_results(policy=policy, cache=str(tmp_path), **CASE)
+    assert any("not cached" in note for note in results[0].notes)
+    assert not list(tmp_path.rglob("*.json"))
+
+
+def test_a_policy_file_is_keyed_on_its_text(tmp_path):
+    path = tmp_path / "list.toml"
+    path.write_text('name = "mine"\nops = ["aten.add.Tensor"]\n')
+    before = workbench.policies.load(path).fingerprint()
+    path.write_text('name = "mine"\nops = ["aten.add.Tensor"]\ndescription = "same list"\n')
+    assert workbench.policies.load(path).fingerprint() != before
+
+
+@pytest.fixture(scope="module")
+def package_copy(tmp_path_factory):
+    copy = tmp_path_factory.mktemp("tree") / "workbench"
+    shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    return copy
+
+
+def _modules(copy, layers):
+    return sorted(p for layer in layers for p in (copy / layer).rglob("*.py"))
+
+
+def test_every_module_that_computes_results_is_in_the_key(package_copy):
+    before = cache.definition_fingerprint(package_copy)
+    modules = _modules(package_copy, cache.RESULT_LAYERS)
+    assert package_copy / "stack" / "profiles.py" in modules
+    for path in modules:
+        text = path.read_text()
+        path.write_text(text + "\n# edited\n")
+        try:
+            assert cache.definition_fingerprint(package_copy) != before, path
+        finally:
+            path.write_text(text)
+            os.utime(path, ns=(0, 0))  # a different modification time than the edit: the key must be read anew
+        assert cache.definition_fingerprint(package_copy) == before
+
+
+def test_presentation_modules_are_not_in_the_key(package_copy):
+    before = cache.definition_fingerprint(package_copy)
+    path = package_copy / "views" / "report.py"
+    path.write_text(path.read_text() + "\n# edited\n")
+    assert cache.definition_fingerprint(package_copy) == before
+
+
+@pytest.mark.slow
+def test_editing_profiles_py_and_sweeping_again_recomputes(tmp_path):
+    copy = tmp_path / "tree" / "workbench"
+    shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    env = dict(os.environ, PYTHONPATH=str(copy.parent), WORKBENCH_CACHE_DIR=str(tmp_path / "cache"))
+    command = [sys.executable, "-m", "workbench", "sweep", "--ops", "add", "--dtypes", "int32", "--profiles",
+               "TOSA-1.0+INT", "--workers", "1", "--out", str(tmp_path / "out.csv")]
+
+    def cached() -> str:
+        done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        assert str(copy) in subprocess.run([sys.executable, "-c", "import workbench; print(workbench.__file__)"],
+                                           capture_output=True, text=True, env=env, cwd=tmp_path).stdout
+        return done.stdout.split("(")[1].split(" from the cache")[0]
+
+    assert cached() == "0"
+    assert cached() == "1"
+    profiles = copy / "stack" / "profiles.py"
+    profiles.write_text(profiles.read_text() + "\n# an edit that could have changed what a profile declares\n")
+    assert cached() == "0"

@@ -1,0 +1,107 @@
+"""Private names of executorch and torch: a missing or changed one is said loudly, never a silent verdict."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+import workbench
+from workbench import Outcome, StackError
+from workbench.stack import internals
+from workbench.stack.doctor import doctor, format_doctor
+from workbench.stages.partition import NO_REASON, REASON_UNAVAILABLE
+
+from checkouts import make_checkout
+
+
+@pytest.fixture
+def fresh_verdicts():
+    internals.forget()
+    yield
+    internals.forget()  # the stack is whole again once the monkeypatches are undone
+
+
+@pytest.fixture
+def renamed_reporter_dict(monkeypatch, fresh_verdicts):
+    """executorch as it would be if WhyNoPartitionReporter kept its reasons under another name."""
+    from executorch.exir.backend.utils import WhyNoPartitionReporter
+
+    original_init = WhyNoPartitionReporter.__init__
+
+    def init(self):
+        original_init(self)
+        self.reasons_by_node = self.__dict__.pop("_rejected_nodes")
+
+    monkeypatch.setattr(WhyNoPartitionReporter, "__init__", init)
+    monkeypatch.setattr(WhyNoPartitionReporter, "report_reject",
+                        lambda self, node, reason: self.reasons_by_node.setdefault(node, reason))
+    monkeypatch.setattr(WhyNoPartitionReporter, "get_table_report", lambda self: "")
+
+
+def test_a_renamed_reporter_dict_warns_and_every_result_says_what_is_lost(renamed_reporter_dict):
+    with pytest.warns(internals.StackWarning, match=r"WhyNoPartitionReporter\._rejected_nodes missing on torch"):
+        result = workbench.run_case("cumsum", "int64", "TOSA-1.0+INT")
+    assert result.outcome is Outcome.FALLBACK
+    (node,) = result.cpu_nodes
+    assert node.reason == REASON_UNAVAILABLE != NO_REASON
+    assert any("_rejected_nodes" in note and "degraded" in note for note in result.notes), result.notes
+    later = workbench.run_case("cumsum", "int32", "TOSA-1.0+INT")  # said once per process, recorded every time
+    assert any("_rejected_nodes" in note for note in later.notes)
+
+
+def test_a_missing_name_without_fallback_refuses_with_a_clear_error(monkeypatch, fresh_verdicts):
+    import dataclasses
+
+    import executorch.exir
+
+    @dataclasses.dataclass
+    class EdgeCompileConfigWithoutTheField:
+        _skip_dim_order: bool = False
+
+    monkeypatch.setattr(executorch.exir, "EdgeCompileConfig", EdgeCompileConfigWithoutTheField)
+    with pytest.warns(internals.StackWarning), pytest.raises(StackError, match="_check_ir_validity.*unavailable"):
+        workbench.run_case("add", "int32", "TOSA-1.0+INT")
+
+
+def test_without_a_change_every_hook_is_ok_and_no_result_carries_a_degradation(fresh_verdicts):
+    assert set(internals.check_all().values()) == {internals.OK}
+    assert internals.degradations() == ()
+    assert not [n for n in workbench.run_case("add", "int32", "TOSA-1.0+INT").notes if "degraded" in n]
+
+
+def test_doctor_lists_versions_backend_hooks_and_the_decomposition_cache(fresh_verdicts):
+    found = doctor()
+    assert found["versions"]["executorch"] == "1.5.1"
+    assert found["arm_backend"] == "installed executorch 1.5.1"
+    names = {hook["name"]: hook["status"] for hook in found["hooks"]}
+    assert len(names) == len(internals.HOOKS) and set(names.values()) == {"ok"}
+    assert any("_rejected_nodes" in name for name in names)
+    assert found["decomposition_cache"]["enabled"] and found["decomposition_cache"]["why"].startswith("on")
+    assert "Arm backend: installed executorch 1.5.1" in format_doctor(found)
+
+
+def test_doctor_names_a_changed_hook(monkeypatch, fresh_verdicts):
+    monkeypatch.setitem(internals.HOOKS, "reasons", internals.HOOKS["reasons"].__class__(
+        **{**internals.HOOKS["reasons"].__dict__, "probe": lambda: "changed: it is a list now"}))
+    with pytest.warns(internals.StackWarning):
+        found = doctor()
+    (hook,) = [h for h in found["hooks"] if "_rejected_nodes" in h["name"]]
+    assert hook["status"] == "changed" and "list now" in hook["detail"]
+    assert any("_rejected_nodes" in note for note in found["degradations"])
+
+
+def _doctor_cli(*arguments):
+    done = subprocess.run([sys.executable, "-m", "workbench", "doctor", "--json", *arguments],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_doctor_command_on_the_installed_stack_and_on_a_checkout(tmp_path):
+    installed = _doctor_cli()
+    assert installed["arm_backend"] == "installed executorch 1.5.1"
+    checkout = make_checkout(tmp_path / "executorch")
+    branch = _doctor_cli("--arm-backend", str(checkout))
+    assert branch["arm_backend"].startswith(f"checkout {checkout / 'backends' / 'arm'} at ")
+    assert {hook["status"] for hook in branch["hooks"]} == {"ok"}
