@@ -21,9 +21,9 @@ ALLOWED: dict[str, frozenset[str]] = {
     "policies": frozenset({"core", "stack", "catalogue"}),
     "pipeline": frozenset({"core", "stack", "stages", "catalogue", "policies"}),
     "batch": frozenset({"core", "stack", "stages", "catalogue", "policies", "pipeline"}),
-    "views": frozenset({"core", "stack", "catalogue", "policies", "pipeline", "batch"}),
-    "ui": frozenset({"core", "stack", "catalogue", "policies", "pipeline", "batch", "views"}),
-    "cli": frozenset({"core", "stack", "catalogue", "policies", "pipeline", "batch", "views"}),
+    "views": frozenset({"core", "stack", "stages", "catalogue", "policies", "pipeline", "batch"}),
+    "ui": frozenset({"core", "stack", "stages", "catalogue", "policies", "pipeline", "batch", "views"}),
+    "cli": frozenset({"core", "stack", "stages", "catalogue", "policies", "pipeline", "batch", "views"}),
     # workbench/__init__.py and __main__.py: the public face, over everything.
     "facade": frozenset({"core", "stack", "stages", "catalogue", "policies", "pipeline", "batch", "views", "ui",
                          "cli"}),

@@ -11,8 +11,9 @@ from faults import CrashesAfterPartitioning, LoopsForever, RaisesInForward, sabo
 
 def test_a_module_that_raises_in_forward_is_an_export_error():
     result = workbench.run_model(RaisesInForward(), (torch.ones(2),), "TOSA-1.0+FP")
-    assert result.outcome is Outcome.EXPORT_ERROR
-    assert result.error.stage == "eager" and result.error.root_cause == "boom in forward"
+    assert result.outcome is Outcome.EXPORT_ERROR  # export traces forward, which raises again
+    assert result.error.stage == "export" and result.error.root_cause == "boom in forward"
+    assert result.notes == ("the eager stage failed too (RuntimeError: boom in forward)",)
 
 
 def test_a_hanging_module_times_out_in_isolation():

@@ -169,12 +169,13 @@ def test_diff_against_itself_is_no_change(varied):
 def test_profile_comparison_groups_transitions(sweep_int, sweep_int64, tmp_path):
     result = diff(sweep_int, save_results(sweep_int64, tmp_path / "after.parquet"))
     assert result
-    assert result.key == ["op", "dtype", "policy"]
+    assert result.key == ["op", "dtype", "policy", "transform_passes"]
     assert result.compared == {"profile": (INT, INT64)}
     assert list(result.transitions.itertuples(index=False, name=None)) == [
         ("fallback -> lowering_error", 3, "add, cumsum, sum_dim")
     ]
-    assert list(result.changed.columns) == ["op", "dtype", "policy", "outcome_before", "outcome_after",
+    assert list(result.changed.columns) == ["op", "dtype", "policy", "transform_passes", "outcome_before",
+                                            "outcome_after",
                                             "numerics_before", "numerics_after", "reason_after", "root_cause_after"]
     assert set(result.changed["root_cause_after"]) == {ROOT_CAUSE}
     text = result.to_text()
@@ -187,7 +188,7 @@ def test_policy_comparison_drops_policy_from_key(sweep_int):
     after = sweep_int.assign(policy="no_int64")
     after.loc[after["op"] == "mul", ["outcome", "numerics"]] = ["fallback", "not_run"]
     result = diff(sweep_int, after)
-    assert result.key == ["op", "dtype", "profile"]
+    assert result.key == ["op", "dtype", "profile", "transform_passes"]
     assert result.compared == {"policy": ("stock", "no_int64")}
     assert result.transitions["transition"].tolist() == ["delegated -> fallback"]
 

@@ -41,6 +41,7 @@ _LAZY = {
     "use_arm_backend": ("stack.arm_backend", "use_arm_backend"),
     "doctor": ("stack.doctor", "doctor"),
     "to_pytest": ("views.regression", "to_pytest"),
+    "passes": ("stages.transform_passes", "available"),
     "catalogue": ("catalogue", None),
     "policies": ("policies", None),
     "profiles": ("stack.profiles", None),

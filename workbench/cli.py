@@ -52,7 +52,12 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--isolate", action="store_true", help="run in a child process (crash and hang safe)")
     run.add_argument("--timeout", type=float, default=None, help="seconds before an isolated case is stopped")
     run.add_argument("--emit-test", metavar="FILE", help="also write a pytest file asserting this outcome")
+    _add_transform_pass_option(run)
     _add_arm_backend_option(run)
+
+    passes = sub.add_parser("passes", help="list the Arm backend's passes, which --transform-pass takes by name")
+    passes.add_argument("--json", action="store_true")
+    _add_arm_backend_option(passes)
 
     _add_batch_commands(sub)
     return parser
@@ -76,6 +81,7 @@ def _add_batch_commands(sub) -> None:
     sweep.add_argument("--timeout", type=float, default=None, help="seconds per case before it is stopped")
     sweep.add_argument("--seed", type=int, default=0)
     sweep.add_argument("--out", required=True, help="results file: .csv or .parquet")
+    _add_transform_pass_option(sweep)
     _add_arm_backend_option(sweep)
 
     diff = sub.add_parser("diff", help="the cases whose outcome or numerics changed between two sweep results")
@@ -99,6 +105,12 @@ def _add_batch_commands(sub) -> None:
     review = sub.add_parser("review", help="run the EXT-INT64 review cases and print their table")
     review.add_argument("--json", action="store_true")
     _add_arm_backend_option(review)
+
+
+def _add_transform_pass_option(command) -> None:
+    command.add_argument("--transform-pass", metavar="NAME", action="append", default=None, dest="transform_passes",
+                         help="an extra lowering pass of the Arm backend, by name (repeat for several; "
+                              "`workbench passes` lists them), e.g. InsertInt32CastsAfterInt64PlaceholdersPass")
 
 
 def _add_arm_backend_option(command) -> None:
@@ -137,7 +149,7 @@ def _cmd_run(args) -> None:
     from .pipeline.case import run_case
 
     result = run_case(args.op, args.dtype, args.profile, policy=args.policy, seed=args.seed, isolate=args.isolate,
-                      timeout=args.timeout)
+                      timeout=args.timeout, transform_passes=args.transform_passes)
     print(json.dumps(result.to_dict(), indent=2) if args.json else result)
     if args.emit_test:
         from pathlib import Path
@@ -185,7 +197,8 @@ def _cmd_sweep(args) -> None:
         raise WorkbenchError(f"say what to sweep: --preset NAME ({', '.join(_sweep_presets())}) or --ops OP ...")
     cache = False if args.no_cache else (args.cache_dir or True)
     table = sweep(args.ops, args.dtypes, args.profiles, policy=args.policy, workers=args.workers, cache=cache,
-                  preset=args.preset, scheduler=args.scheduler, seed=args.seed, timeout=args.timeout)
+                  preset=args.preset, scheduler=args.scheduler, seed=args.seed, timeout=args.timeout,
+                  transform_passes=args.transform_passes)
     path = save_results(table, args.out)
     counts = table["outcome"].value_counts().to_dict()
     print(f"{len(table)} cases ({int(table['cached'].sum())} from the cache) -> {path}: "
@@ -215,6 +228,13 @@ def _cmd_report(args) -> None:
         print(report(args.results, format=args.format or "md", diff=comparison))
 
 
+def _cmd_passes(args) -> None:
+    from .stages.transform_passes import available
+
+    names = available()
+    print(json.dumps(names, indent=2) if args.json else "\n".join(names))
+
+
 def _cmd_doctor(args) -> None:
     from .stack.doctor import doctor, format_doctor
 
@@ -225,6 +245,7 @@ def _cmd_doctor(args) -> None:
 _COMMANDS = {
     "ops": _cmd_ops, "profiles": _cmd_profiles, "run": _cmd_run, "policies": _cmd_policies, "review": _cmd_review, "sweep": _cmd_sweep,
     "diff": _cmd_diff, "report": _cmd_report, "doctor": _cmd_doctor,
+    "passes": _cmd_passes,
 }
 
 

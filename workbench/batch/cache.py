@@ -62,9 +62,10 @@ def environment() -> dict:
             "definition": definition_fingerprint()}
 
 
-def case_key(op: str, dtype: str, seed: int, profile: str, policy_fingerprint: str) -> str:
+def case_key(op: str, dtype: str, seed: int, profile: str, policy_fingerprint: str,
+             passes_fingerprint: str = "") -> str:
     return _digest({"op": op, "dtype": dtype, "seed": seed, "profile": profile, "policy": policy_fingerprint,
-                    **environment()})
+                    **({"transform_passes": passes_fingerprint} if passes_fingerprint else {}), **environment()})
 
 
 def request_key(request: dict) -> str:

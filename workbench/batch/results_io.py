@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.errors import ResultsFileError
-from ..core.rows import RESULT_COLUMNS
+from ..core.rows import LATER_COLUMNS, RESULT_COLUMNS
 FLOAT_COLUMNS = ("max_abs_error", "seconds")
 INT_COLUMNS = ("mismatches", "beyond_int32")
 BOOL_COLUMNS = ("cached",)
@@ -75,6 +75,9 @@ def _parquet_engine(path: Path) -> None:
 
 
 def _normalise(frame: pd.DataFrame, source: str) -> pd.DataFrame:
+    for column, value in LATER_COLUMNS.items():
+        if column not in frame.columns:
+            frame[column] = value
     missing = [c for c in RESULT_COLUMNS if c not in frame.columns]
     if missing:
         raise ResultsFileError(

@@ -19,6 +19,7 @@ from ..core.outcomes import STOPPED_OUTCOMES
 from ..core.records import CaseResult
 from ..core.rows import RESULT_COLUMNS, result_row
 from ..stack import profiles as profile_info
+from ..stages import transform_passes as transform_passes_stage
 from .cache import ResultCache, case_key, request_key
 
 DEFAULT_PROFILES = ("TOSA-1.0+INT", "TOSA-1.1+INT+int64")
@@ -103,7 +104,7 @@ class _Progress:
 
 def sweep(ops=None, dtypes=None, profiles=None, policy=None, workers: int | None = None, cache=True, *,
           preset: str | None = None, scheduler: str | None = None, seed: int = 0, timeout: float | None = None,
-          progress: bool = True, arm_backend=None):
+          progress: bool = True, arm_backend=None, transform_passes=None):
     """The operator x dtype x profile matrix as a DataFrame, one row per case.
 
     ops/dtypes/profiles: names (None: a preset's, else the whole catalogue, every supported dtype, and
@@ -112,6 +113,7 @@ def sweep(ops=None, dtypes=None, profiles=None, policy=None, workers: int | None
     timeout: seconds per case (isolation.DEFAULT_TIMEOUT_SECONDS by default). arm_backend: an executorch
     checkout (or its backends/arm) or "installed"; None: this process's (see workbench.use_arm_backend). A
     backend other than the one this process already imported runs the sweep in a fresh process.
+    transform_passes: extra lowering passes for every case (names, or pass classes; see run_case).
     """
     import pandas as pd
 
@@ -123,9 +125,10 @@ def sweep(ops=None, dtypes=None, profiles=None, policy=None, workers: int | None
         except ArmBackendAlreadyImportedError:
             return _sweep_in_fresh_process(dict(ops=ops, dtypes=dtypes, profiles=profiles, policy=policy,
                                                 workers=workers, cache=cache, preset=preset, scheduler=scheduler,
-                                                seed=seed, timeout=timeout), arm_backend)
+                                                seed=seed, timeout=timeout, transform_passes=transform_passes),
+                                           arm_backend)
     results = sweep_results(ops, dtypes, profiles, policy, workers, cache, preset=preset, scheduler=scheduler,
-                            seed=seed, timeout=timeout, progress=progress)
+                            seed=seed, timeout=timeout, progress=progress, transform_passes=transform_passes)
     return pd.DataFrame([result_row(r, cached) for r, cached in results.with_cached()], columns=RESULT_COLUMNS)
 
 
@@ -142,26 +145,30 @@ class SweepResults(list):
 
 def sweep_results(ops=None, dtypes=None, profiles=None, policy=None, workers: int | None = None, cache=True, *,
                   preset: str | None = None, scheduler: str | None = None, seed: int = 0,
-                  timeout: float | None = None, progress: bool = False) -> SweepResults:
+                  timeout: float | None = None, progress: bool = False, transform_passes=None) -> SweepResults:
     """The same sweep as full CaseResults (nodes, delegates, outputs), for analyses beyond the table."""
     ops, dtypes, profiles = _resolve(ops, dtypes, profiles, preset)
     store = ResultCache(None if cache is True else cache) if cache else None
     # The fast path needs the policy's fingerprint without building its checks (no torch import); policy
     # objects and policy files take the ordinary path.
     by_name = policy is None or (isinstance(policy, str) and not policy.endswith((".toml", ".yaml", ".yml")))
+    pass_names = _pass_names(transform_passes)
     request = {"ops": ops, "dtypes": dtypes, "profiles": profiles, "seed": seed,
-               "policy": policies.get(policy).fingerprint() if by_name else None}
-    if store is not None and request["policy"] is not None:
+               "policy": policies.get(policy).fingerprint() if by_name else None, "transform_passes": pass_names}
+    if store is not None and request["policy"] is not None and pass_names is not None:
         answered = _answered_from_cache(store, request, progress)
         if answered is not None:
             return answered
 
     pairs, specs, chosen = _expand(ops, dtypes, profiles, policy)
-    policy_print = chosen.fingerprint()
-    if policy_print is None:  # nothing computed under an unreadable policy can be told apart from an edit of it
+    passes = transform_passes_stage.resolve(transform_passes)
+    policy_print, passes_print = chosen.fingerprint(), transform_passes_stage.fingerprint(passes)
+    unreadable = policy_print is None or passes_print is None
+    if unreadable:  # nothing computed with unreadable code can be told apart from an edit of it
         store = None
     cases = [(op, dtype, spec.name) for op, dtype in pairs for spec in specs]
-    keys = {case: case_key(case[0], case[1], seed, case[2], policy_print) for case in cases} if store else {}
+    keys = {case: case_key(case[0], case[1], seed, case[2], policy_print, passes_print) for case in cases} \
+        if store else {}
     results: dict[tuple, tuple[CaseResult, bool]] = {}
     bar = _Progress(len(cases), progress)
     for case in cases if store is not None else ():
@@ -173,10 +180,10 @@ def sweep_results(ops=None, dtypes=None, profiles=None, policy=None, workers: in
     for op, dtype, profile in cases:
         if (op, dtype, profile) not in results:
             todo.setdefault((op, dtype), []).append(profile)
-    for result in _run(todo, seed, chosen, workers, timeout, scheduler):
+    for result in _run(todo, seed, chosen, passes, workers, timeout, scheduler):
         case = (result.op, result.dtype, result.profile)
-        if policy_print is None:
-            result = replace(result, notes=(*result.notes, uncached_note(chosen)))
+        if unreadable:
+            result = replace(result, notes=(*result.notes, UNCACHED_NOTE))
         results[case] = (result, False)
         if store is not None and result.outcome not in STOPPED_OUTCOMES:
             store.put(keys[case], result)
@@ -187,9 +194,16 @@ def sweep_results(ops=None, dtypes=None, profiles=None, policy=None, workers: in
     return SweepResults([results[c][0] for c in cases], [results[c][1] for c in cases])
 
 
-def uncached_note(policy) -> str:
-    return (f"not cached: the checks of policy {policy.name!r} have no readable source, so an edit of them could not "
-            "be told from the cached result")
+UNCACHED_NOTE = ("not cached: the policy's checks or a transform pass have no readable source, so an edit of them "
+                 "could not be told from a cached result")
+
+
+def _pass_names(transform_passes) -> tuple | None:
+    """The passes as names for the request key when all are given by name (no import needed), else None."""
+    if transform_passes is None:
+        return ()
+    listed = [transform_passes] if isinstance(transform_passes, str) else list(transform_passes)
+    return tuple(listed) if all(isinstance(p, str) for p in listed) else None
 
 
 def _answered_from_cache(store: ResultCache, request: dict, progress: bool) -> SweepResults | None:
@@ -207,14 +221,14 @@ def _answered_from_cache(store: ResultCache, request: dict, progress: bool) -> S
     return SweepResults(hits, [True] * len(hits))
 
 
-def _run(todo: dict, seed: int, policy, workers, timeout, scheduler):
+def _run(todo: dict, seed: int, policy, passes, workers, timeout, scheduler):
     if not todo:
         return iter(())
     if scheduler is not None:
         from .dask_runner import run_on_dask
 
-        return run_on_dask(scheduler, todo, seed, policy)
-    return _run_local(todo, seed, policy, workers, timeout)
+        return run_on_dask(scheduler, todo, seed, policy, passes)
+    return _run_local(todo, seed, policy, passes, workers, timeout)
 
 
 def _sweep_in_fresh_process(arguments: dict, requested):
@@ -231,11 +245,17 @@ def _sweep_in_fresh_process(arguments: dict, requested):
             raise WorkbenchError(f"policy {policy.name!r} is not registered by name; a sweep on another Arm backend "
                                  "runs in a new process, which takes a policy name or a policy file")
         policy = policy.name
+    passes = _pass_names(arguments["transform_passes"])
+    if passes is None:
+        raise WorkbenchError("a sweep on another Arm backend runs in a new process, which takes transform passes "
+                             "by name only")
     command = [sys.executable, "-m", "workbench", "sweep", "--arm-backend", str(requested), "--seed",
                str(arguments["seed"])]
     for option in ("ops", "dtypes", "profiles"):
         if arguments[option] is not None:
             command += [f"--{option}", *arguments[option]]
+    for name in passes:
+        command += ["--transform-pass", name]
     for option, value in (("preset", arguments["preset"]), ("policy", policy), ("workers", arguments["workers"]),
                           ("scheduler", arguments["scheduler"]), ("timeout", arguments["timeout"])):
         if value is not None:
@@ -257,15 +277,17 @@ def _sweep_in_fresh_process(arguments: dict, requested):
         return load_results(out)
 
 
-def _run_local(todo: dict, seed: int, policy, workers: int | None, timeout: float | None):
+def _run_local(todo: dict, seed: int, policy, passes: tuple, workers: int | None, timeout: float | None):
     from ..pipeline.case import run_group
     from ..pipeline.isolation import WorkerPool
 
     def task(op, dtype):
         def run(reporter, profile_names):
-            run_group(reporter, op, dtype, seed, profile_names, policy)
+            run_group(reporter, op, dtype, seed, profile_names, policy, passes)
 
-        return ({"op": op, "dtype": dtype, "policy": policy.name, "seed": seed}, todo[(op, dtype)], run)
+        identity = {"op": op, "dtype": dtype, "policy": policy.name, "seed": seed,
+                    "transform_passes": transform_passes_stage.names(passes)}
+        return (identity, todo[(op, dtype)], run)
 
     pool = WorkerPool(workers or os.cpu_count() or 1, timeout=timeout)
     return pool.results([task(op, dtype) for op, dtype in todo])

@@ -136,6 +136,7 @@ class CaseResult:
     versions: dict[str, str]
     notes: tuple[str, ...] = ()  # what the run observed without failing, e.g. a delegate's narrower output dtype
     arm_backend: dict = field(default_factory=dict)  # which Arm backend ran it: ArmBackend.to_dict()
+    transform_passes: tuple[str, ...] = ()  # extra transform passes of the lowering, by class name
 
     @property
     def delegated_nodes(self) -> list[NodeRecord]:
@@ -191,6 +192,7 @@ class CaseResult:
             "versions": dict(self.versions),
             "notes": list(self.notes),
             "arm_backend": dict(self.arm_backend),
+            "transform_passes": list(self.transform_passes),
         }
 
     def __str__(self) -> str:
@@ -230,4 +232,5 @@ def result_from_dict(data: dict) -> CaseResult:
         versions=dict(data.get("versions", {})),
         notes=tuple(data.get("notes", ())),
         arm_backend=dict(data.get("arm_backend") or {}),
+        transform_passes=tuple(data.get("transform_passes", ())),
     )

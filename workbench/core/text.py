@@ -19,6 +19,8 @@ def table(rows: list[list[str]], headers: list[str], max_width: int = 60) -> str
 
 def format_result(result) -> str:
     head = f"{result.op} [{result.dtype}] {result.profile} policy={result.policy}"
+    if result.transform_passes:
+        head += f" transform_passes={','.join(result.transform_passes)}"
     lines = [head, f"outcome: {result.outcome.value}   numerics: {result.numerics.value}"]
     if result.arm_backend:
         lines.append(f"Arm backend: {result.arm_backend_label}")

@@ -19,40 +19,48 @@ from ..core.errors import InputMismatchError
 from ..core.outcomes import FAILURE_OUTCOME, Stage
 from ..core.records import CaseResult
 from ..stack import internals, loader, profiles
+from ..stages import transform_passes as transform_passes_stage
 from ..stages.state import Lowering, Prepared, StageObserver, ignore
 from .sequence import PER_PROFILE, PREPARE, run_stages
 
 
-def run_case(op: str, dtype: str, profile: str, *, policy=None, seed: int = 0, isolate: bool = False,
-             timeout: float | None = None, on_stage: StageObserver | None = None) -> CaseResult:
+def run_case(op: str, dtype: str, profile: str, *, policy=None, seed: int = 0, transform_passes=None,
+             isolate: bool = False, timeout: float | None = None,
+             on_stage: StageObserver | None = None) -> CaseResult:
     """Run one catalogue operator with `dtype` inputs (seeded) under a TOSA `profile`.
 
-    isolate=True runs it in a child process: a crash or a hang (past `timeout` seconds, default
-    isolation.DEFAULT_TIMEOUT_SECONDS) becomes a `crashed` / `timeout` result instead of taking the caller down.
+    transform_passes: extra lowering passes, by name (`workbench.passes()`), class or instance (see
+    stages/transform_passes.py). isolate=True runs it in a child process: a crash or a hang (past `timeout`
+    seconds, default isolation.DEFAULT_TIMEOUT_SECONDS) becomes a `crashed` / `timeout` result instead of taking
+    the caller down.
     """
     entry = catalogue.get(op)
     entry.check_dtype(dtype)
     spec = profiles.parse(profile)
     chosen = policies.get(policy)
+    passes = transform_passes_stage.resolve(transform_passes)
     if isolate:
         from .isolation import run_isolated
 
         return run_isolated(
-            lambda observe: run_case(op, dtype, spec.name, policy=chosen, seed=seed, on_stage=observe),
-            identity=dict(op=entry.name, dtype=dtype, profile=spec.name, policy=chosen.name, seed=seed),
+            lambda observe: run_case(op, dtype, spec.name, policy=chosen, seed=seed, transform_passes=passes,
+                                     on_stage=observe),
+            identity=dict(op=entry.name, dtype=dtype, profile=spec.name, policy=chosen.name, seed=seed,
+                          transform_passes=transform_passes_stage.names(passes)),
             timeout=timeout, on_stage=on_stage,
         )
     prepared = prepare_case(entry, dtype, seed, spec.version, on_stage)
-    return lower_and_check(prepared, spec, chosen, on_stage)
+    return lower_and_check(prepared, spec, chosen, on_stage, transform_passes=passes)
 
 
 def run_model(module, inputs, profile: str, *, policy=None, quantize: bool = False, dynamic_shapes=None,
-              name: str | None = None, isolate: bool = False, timeout: float | None = None,
+              name: str | None = None, transform_passes=None, isolate: bool = False, timeout: float | None = None,
               on_stage: StageObserver | None = None) -> CaseResult:
     """Run any nn.Module on a tuple of example inputs under a TOSA `profile`.
 
     quantize=True first quantizes the float model with the Arm TOSA quantizer (symmetric int8).
-    isolate/timeout as for run_case (the child is forked, so the module need not be picklable).
+    transform_passes, isolate and timeout as for run_case (the child is forked, so the module need not be
+    picklable).
     """
     torch = loader.torch()
     if not isinstance(module, torch.nn.Module):
@@ -60,6 +68,7 @@ def run_model(module, inputs, profile: str, *, policy=None, quantize: bool = Fal
     inputs = _check_inputs(module, inputs)
     spec = profiles.parse(profile)
     chosen = policies.get(policy)
+    passes = transform_passes_stage.resolve(transform_passes)
     label = name or f"model:{type(module).__name__}"
     dtype_names = sorted({str(t.dtype).removeprefix("torch.") for t in inputs if isinstance(t, torch.Tensor)})
     dtype = "qint8" if quantize else (",".join(dtype_names) or None)
@@ -68,14 +77,16 @@ def run_model(module, inputs, profile: str, *, policy=None, quantize: bool = Fal
 
         return run_isolated(
             lambda observe: run_model(module, inputs, spec.name, policy=chosen, quantize=quantize,
-                                      dynamic_shapes=dynamic_shapes, name=label, on_stage=observe),
-            identity=dict(op=label, dtype=dtype, profile=spec.name, policy=chosen.name, seed=None),
+                                      dynamic_shapes=dynamic_shapes, name=label, transform_passes=passes,
+                                      on_stage=observe),
+            identity=dict(op=label, dtype=dtype, profile=spec.name, policy=chosen.name, seed=None,
+                          transform_passes=transform_passes_stage.names(passes)),
             timeout=timeout, on_stage=on_stage,
         )
     prepared = prepare(Prepared(label=label, dtype=dtype, seed=None, module=module, inputs=inputs,
                                 quantize_version=spec.version if quantize else None,
                                 dynamic_shapes=dynamic_shapes), on_stage)
-    return lower_and_check(prepared, spec, chosen, on_stage)
+    return lower_and_check(prepared, spec, chosen, on_stage, transform_passes=passes)
 
 
 def _check_inputs(module, inputs) -> tuple:
@@ -113,13 +124,14 @@ def prepare(prepared: Prepared, on_stage: StageObserver | None = None) -> Prepar
 
 
 def lower_and_check(prepared: Prepared, profile, policy, on_stage: StageObserver | None = None,
-                    *, reuse_export: bool = False) -> CaseResult:
+                    *, reuse_export: bool = False, transform_passes=()) -> CaseResult:
     """Partition and lower the prepared case for one profile, then run and compare what was delegated.
 
     reuse_export=True lowers a copy of the exported program, so the same Prepared serves several profiles.
     """
     state = Lowering(prepared=prepared, profile=profile, policy=policy, observe=on_stage or ignore,
-                     reuse_export=reuse_export, timings=dict(prepared.timings))
+                     reuse_export=reuse_export, transform_passes=transform_passes_stage.resolve(transform_passes),
+                     timings=dict(prepared.timings))
     if prepared.error is not None:  # the profile-independent stages failed: every profile ends the same way
         state.outcome = FAILURE_OUTCOME[Stage(prepared.error.stage)]
         return _result(state, prepared.error)
@@ -130,19 +142,23 @@ def _result(state: Lowering, error) -> CaseResult:
     prepared = state.prepared
     skipped = [*prepared.skipped, *state.skipped]
     notes = [*internals.degradations(), *state.notes]
-    notes += [f"not compared: the {e.stage} stage failed ({e.root_cause_type}: {e.root_cause})" for e in skipped
-              if prepared.expected is None and state.lowered]
+    for failure in skipped:
+        what = f"the {failure.stage} stage failed ({failure.root_cause_type}: {failure.root_cause})"
+        if error is not None:
+            notes.append(f"{what.replace(' failed', ' failed too', 1)}")
+        elif state.lowered:
+            notes.append(f"not compared: {what}")
     error = error or (skipped[0] if skipped else None)
     return CaseResult(
         op=prepared.label, dtype=prepared.dtype, profile=state.profile.name, policy=state.policy.name,
         seed=prepared.seed, outcome=state.outcome, numerics=state.numerics, nodes=state.nodes, error=error,
         delegates=tuple(state.delegates), outputs=tuple(state.outputs), timings=dict(state.timings),
         versions=dict(loader.versions()), notes=tuple(notes),
-        arm_backend=loader.arm_backend(),
+        arm_backend=loader.arm_backend(), transform_passes=transform_passes_stage.names(state.transform_passes),
     )
 
 
-def run_group(reporter, op: str, dtype: str, seed: int, profile_names, policy) -> None:
+def run_group(reporter, op: str, dtype: str, seed: int, profile_names, policy, transform_passes=()) -> None:
     """Run one catalogue case under several profiles, exporting it once (per TOSA version for qint8).
 
     `reporter` is told `start(index)` as each profile starts, `stage(...)` as its stages start, and
@@ -157,4 +173,4 @@ def run_group(reporter, op: str, dtype: str, seed: int, profile_names, policy) -
         if version_key not in prepared_for:
             prepared_for[version_key] = prepare_case(entry, dtype, seed, spec.version, reporter.stage)
         reporter.result(lower_and_check(prepared_for[version_key], spec, policy, reporter.stage,
-                                        reuse_export=len(profile_names) > 1))
+                                        reuse_export=len(profile_names) > 1, transform_passes=transform_passes))

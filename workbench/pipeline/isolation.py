@@ -78,7 +78,7 @@ def stopped_result(identity: dict, outcome: Outcome, stage: str, nodes: list[dic
         error=ErrorInfo(stage=stage, type=cause_type, message=detail, root_cause=detail, root_cause_type=cause_type,
                         traceback=""),
         delegates=(), outputs=(), timings={}, versions=dict(loader.versions()),
-        arm_backend=loader.arm_backend(),
+        arm_backend=loader.arm_backend(), transform_passes=tuple(identity.get("transform_passes", ())),
     )
 
 
@@ -100,7 +100,7 @@ def _failure_result(identity: dict, stage: str, nodes, text: str) -> CaseResult:
         error=ErrorInfo(stage=stage, type="WorkbenchFailure", message=text, root_cause=last,
                         root_cause_type="WorkbenchFailure", traceback=text),
         delegates=(), outputs=(), timings={}, versions=dict(loader.versions()),
-        arm_backend=loader.arm_backend(),
+        arm_backend=loader.arm_backend(), transform_passes=tuple(identity.get("transform_passes", ())),
     )
 
 

@@ -16,7 +16,8 @@ Build your own with `allowlist(name, ops)`, `policy.with_ops(add=..., remove=...
 TOML or YAML file: `name = "mine"`, `ops = ["aten.add.Tensor", ...]`, optional `description`.
 """
 
-from .policy import Policy, allowlist, code_fingerprint
+from ..core.fingerprint import code_fingerprint
+from .policy import Policy, allowlist
 from .registry import STOCK, get, load, names, register
 
 __all__ = ["Policy", "STOCK", "allowlist", "code_fingerprint", "get", "load", "names", "register"]

@@ -109,6 +109,14 @@ def _probe_tosa_spec() -> str:
     return OK
 
 
+def _probe_arm_passes() -> str:
+    module = _import("executorch.backends.arm._passes")
+    names = arm_pass_names()
+    if "InsertInt32CastsAfterInt64PlaceholdersPass" not in names:
+        return f"changed: {module.__name__} has no InsertInt32CastsAfterInt64PlaceholdersPass among {len(names)} passes"
+    return OK
+
+
 def _probe_pinned(part: str) -> Callable[[], str]:
     def probe() -> str:
         wrong = pinned_source_differences(part)
@@ -164,6 +172,9 @@ HOOKS: dict[str, Hook] = {h.key: h for h in (
     Hook("tosa_spec", "TosaSpecification.version / .profiles / .extensions / .is_U55_subset",
          "what a profile string declares (Profile.declares('int64') feeds the policies)",
          "parsing profiles", False, _probe_tosa_spec),
+    Hook("arm_passes", "executorch.backends.arm._passes (the Arm backend's pass classes)",
+         "transform passes chosen by name (run_case(..., transform_passes=[...]), --transform-pass)",
+         "transform passes by name (a pass class can still be given itself)", False, _probe_arm_passes),
     Hook("decomposition_memo", "the torch functions in internals.PINNED_SOURCES['memo']",
          "the decomposition cache's memo (speed only)",
          "speed: the decomposition memo stays off (torch's own function runs; results are unchanged)", True,
@@ -307,6 +318,22 @@ def stock_int64_check(exported_program, reporter, tosa_spec):
     require("int64_check")
     module = _import("executorch.backends.arm.operator_support.tosa_supported_operators")
     return module.CheckInt64InputsAndOutputs(exported_program, reporter, tosa_spec)
+
+
+def arm_pass_names() -> list[str]:
+    """The names of the Arm backend's pass classes (ExportPass subclasses exported by its _passes package)."""
+    module = _import("executorch.backends.arm._passes")
+    base = _import("executorch.exir.pass_base").ExportPass
+    return sorted(name for name, value in vars(module).items()
+                  if isinstance(value, type) and issubclass(value, base) and not name.startswith("_"))
+
+
+def arm_pass(name: str):
+    """The Arm backend's pass class called `name`; KeyError when there is none."""
+    require("arm_passes")
+    if name not in arm_pass_names():
+        raise KeyError(name)
+    return getattr(_import("executorch.backends.arm._passes"), name)
 
 
 def tosa_spec_fields(parsed) -> tuple[str, tuple[str, ...], tuple[str, ...], bool]:

@@ -46,6 +46,7 @@ class Lowering:
     policy: Any  # policies.Policy: its name and its checks for the profile
     observe: StageObserver = ignore
     reuse_export: bool = False  # lower a copy of the export, so the same Prepared serves several profiles
+    transform_passes: tuple = ()  # extra transform passes for the lowering (transform_passes.resolve)
     partitioner: Any = None
     program: Any = None  # the lowered edge program
     lowered: list = field(default_factory=list)  # lowered delegate modules, in call order

@@ -14,6 +14,7 @@ import ipywidgets as widgets
 from .. import catalogue, policies, views
 from ..core.errors import WorkbenchError
 from ..pipeline.case import run_case
+from ..stages import transform_passes
 from ..stack import arm_backend, profiles
 from ..views.graph import draw_partition, partition_graph
 
@@ -64,6 +65,11 @@ class Explorer(widgets.VBox):
                                            continuous_update=True, layout=widgets.Layout(display="none"))
         self.profile_status = widgets.HTML()
         self.policy = widgets.Dropdown(options=policies.names(), description="policy")
+        # executorch's own Arm tests add some of these (e.g. InsertInt32CastsAfterInt64PlaceholdersPass); typed
+        # names complete from the Arm backend's passes.
+        self.transform_passes = widgets.TagsInput(value=[], allowed_tags=transform_passes.available(),
+                                                  allow_duplicates=False, placeholder="transform passes (optional)",
+                                                  layout=widgets.Layout(width="60%"))
         self.isolate = widgets.Checkbox(value=False, description="isolate (child process: crash and hang safe)",
                                         indent=False)
         self.run_button = widgets.Button(description="Run", button_style="primary", icon="play")
@@ -77,6 +83,7 @@ class Explorer(widgets.VBox):
             widgets.HBox([self.op, self.dtype]),
             widgets.HBox([self.profile, self.custom_profile, self.profile_status]),
             widgets.HBox([self.policy, self.isolate, self.run_button, self.progress]),
+            self.transform_passes,
             self.backend_html,
             self.status,
         ])
@@ -163,7 +170,7 @@ class Explorer(widgets.VBox):
     def _run_and_show(self):
         try:
             result = run_case(self.op.value, self.dtype.value, self.chosen_profile, policy=self.policy.value,
-                              isolate=self.isolate.value)
+                              isolate=self.isolate.value, transform_passes=list(self.transform_passes.value))
         except WorkbenchError as exc:  # bad input: said inline, never as a traceback
             self.status.value = f"<span style='color:#c62828'>✗ {html.escape('; '.join(str(exc).splitlines()))}</span>"
             return None

@@ -33,6 +33,7 @@ def to_pytest(result, policy=None) -> str:
     placement = {n.name: n.delegated for n in result.nodes}
     versions = ", ".join(f"{k} {v}" for k, v in result.versions.items())
     cause = f"\n    # root cause when observed: {result.error.one_line()}" if result.error else ""
+    passes = f"\n        transform_passes={list(result.transform_passes)!r}," if result.transform_passes else ""
     return f'''"""Regression test from the TOSA partition workbench.
 
 {result.op} [{result.dtype}] under {result.profile}, policy {result.policy}: observed {result.outcome.value} /
@@ -48,7 +49,7 @@ def {_test_name(result)}():
         {result.dtype!r},
         {result.profile!r},
         policy={_policy_expression(result, policy)},
-        seed={result.seed!r},
+        seed={result.seed!r},{passes}
     ){cause}
     assert result.outcome.value == {result.outcome.value!r}, result
     assert result.numerics.value == {result.numerics.value!r}, result

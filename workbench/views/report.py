@@ -85,7 +85,8 @@ def _counts(frame: pd.DataFrame) -> tuple[str, str]:
         names = [n for n in order if n in counts] + sorted(set(counts.index) - set(order))
         return ", ".join(f"{counts[n]} {n}" for n in names)
 
-    return counted(frame["outcome"], list(OUTCOME_CODES)), counted(frame["numerics"], [Numerics.MATCH, Numerics.MISMATCH, Numerics.REFERENCE_ERROR, Numerics.NOT_RUN])
+    numerics_order = [Numerics.MATCH, Numerics.MISMATCH, Numerics.REFERENCE_ERROR, Numerics.NOT_RUN]
+    return counted(frame["outcome"], list(OUTCOME_CODES)), counted(frame["numerics"], numerics_order)
 
 
 def _matrix(frame: pd.DataFrame):

@@ -112,21 +112,23 @@ def reproduce_code(result) -> str:
     setup = "import workbench\n" + (
         f"workbench.use_arm_backend({checkout!r})  # {result.arm_backend_label}\n" if checkout else "")
     shell_backend = f" --arm-backend {checkout}" if checkout else ""
+    passes = f", transform_passes={list(result.transform_passes)!r}" if result.transform_passes else ""
+    shell_passes = "".join(f" --transform-pass {name}" for name in result.transform_passes)
     if result.op.startswith("model:"):
         return (
             setup +
             f"# {result.op} was your own module: pass it and its example inputs again\n"
             f"result = workbench.run_model(module, inputs, {result.profile!r}, policy={result.policy!r}"
-            f"{', quantize=True' if result.dtype == 'qint8' else ''})\n"
+            f"{', quantize=True' if result.dtype == 'qint8' else ''}{passes})\n"
             "print(result)\n"
         )
     return (
         setup +
         f"result = workbench.run_case({result.op!r}, {result.dtype!r}, {result.profile!r}, "
-        f"policy={result.policy!r}, seed={result.seed!r})\n"
+        f"policy={result.policy!r}, seed={result.seed!r}{passes})\n"
         "print(result)\n"
         f"# shell: workbench run {result.op} --dtype {result.dtype} --profile {result.profile} "
-        f"--policy {result.policy} --seed {result.seed}{shell_backend}\n"
+        f"--policy {result.policy} --seed {result.seed}{shell_passes}{shell_backend}\n"
     )
 
 
