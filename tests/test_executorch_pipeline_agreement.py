@@ -104,3 +104,9 @@ def test_a_model_whose_eager_run_fails_is_still_lowered_and_only_the_comparison_
     assert result.error is not None and result.error.stage == Stage.EAGER
     assert result.outcome in (Outcome.DELEGATED, Outcome.PARTIAL) and result.numerics is Numerics.NOT_RUN
     assert any(note.startswith("not compared: the eager stage failed") for note in result.notes), result.notes
+
+
+def test_a_pass_that_needs_the_edge_program_is_refused_by_name():
+    # Built with the exported program, CastInt64BuffersToInt32Pass would edit that instead of the edge program.
+    with pytest.raises(workbench.WorkbenchError, match="CastInt64BuffersToInt32Pass needs exported_program"):
+        workbench.run_case("add", "int32", "TOSA-1.0+INT", transform_passes=["CastInt64BuffersToInt32Pass"])

@@ -21,7 +21,7 @@ from ..core.records import CaseResult
 from ..stack import internals, loader, profiles
 from ..stages import transform_passes as transform_passes_stage
 from ..stages.state import Lowering, Prepared, StageObserver, ignore
-from .sequence import PER_PROFILE, PREPARE, run_stages
+from . import sequence
 
 
 def run_case(op: str, dtype: str, profile: str, *, policy=None, seed: int = 0, transform_passes=None,
@@ -119,7 +119,7 @@ def prepare(prepared: Prepared, on_stage: StageObserver | None = None) -> Prepar
     """The profile-independent stages (eager, quantize, export) on `prepared`."""
     if hasattr(prepared.module, "eval"):
         prepared.module = prepared.module.eval()
-    prepared.error = run_stages(PREPARE, prepared, on_stage or ignore)
+    prepared.error = sequence.run_stages(sequence.PREPARE, prepared, on_stage or ignore)
     return prepared
 
 
@@ -135,7 +135,7 @@ def lower_and_check(prepared: Prepared, profile, policy, on_stage: StageObserver
     if prepared.error is not None:  # the profile-independent stages failed: every profile ends the same way
         state.outcome = FAILURE_OUTCOME[Stage(prepared.error.stage)]
         return _result(state, prepared.error)
-    return _result(state, run_stages(PER_PROFILE, state, state.observe))
+    return _result(state, sequence.run_stages(sequence.PER_PROFILE, state, state.observe))
 
 
 def _result(state: Lowering, error) -> CaseResult:

@@ -1,8 +1,9 @@
 """The pipeline as a named sequence of stages, and the one place where a stage's failure becomes an outcome.
 
 Adding a stage is one module in stages/ (see stages/__init__.py for what it holds) and one line below. Every
-stage runs inside `run_stages`, so every failure is classified the same way: by the core Stage it is recorded
-under (core.outcomes.FAILURE_OUTCOME / FAILURE_NUMERICS), with an ErrorInfo naming its root cause.
+stage runs inside `run_stages`, so every failure is classified the same way: by the stage's own FAILS_AS, else by
+the core Stage it is recorded under (core.outcomes.FAILURE_OUTCOME / FAILURE_NUMERICS), with an ErrorInfo naming
+its root cause. A stage whose failure is in neither leaves the outcome and numerics as they were.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import time
 
 from ..core.errors import WorkbenchError
 from ..core.failures import error_info
-from ..core.outcomes import FAILURE_NUMERICS, FAILURE_OUTCOME
+from ..core.outcomes import FAILURE_NUMERICS, FAILURE_OUTCOME, Numerics, Outcome
 from ..core.records import ErrorInfo
 from ..stages import compare, eager, export, lower, quantize, reference
 
@@ -44,7 +45,7 @@ def run_stages(stages, state, observe) -> ErrorInfo | None:
             if not getattr(stage, "FATAL", True):
                 state.skipped.append(error_info(where, exc))
                 continue
-            _classify(state, where)
+            _classify(state, stage, where)
             return error_info(where, exc)
         finally:
             state.timings[stage.NAME] = round(time.perf_counter() - start, 6)
@@ -53,8 +54,10 @@ def run_stages(stages, state, observe) -> ErrorInfo | None:
     return None
 
 
-def _classify(state, stage) -> None:
-    if stage in FAILURE_OUTCOME and hasattr(state, "outcome"):
-        state.outcome = FAILURE_OUTCOME[stage]
-    if stage in FAILURE_NUMERICS:
-        state.numerics = FAILURE_NUMERICS[stage]
+def _classify(state, stage, where) -> None:
+    """A stage's own FAILS_AS (an Outcome or a Numerics) if it has one, else the core table for `where`."""
+    fails_as = getattr(stage, "FAILS_AS", None) or FAILURE_OUTCOME.get(where) or FAILURE_NUMERICS.get(where)
+    if isinstance(fails_as, Outcome) and hasattr(state, "outcome"):
+        state.outcome = fails_as
+    elif isinstance(fails_as, Numerics):
+        state.numerics = fails_as

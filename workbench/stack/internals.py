@@ -1,7 +1,10 @@
 """Every private name of executorch and torch that the workbench touches, and the shapes it relies on, in one place.
 
-Nothing else in the workbench reads a private attribute of torch or executorch: it calls the accessors below.
-Each `Hook` names what it reads, what the workbench uses it for, and what is lost without it:
+Outside this module nothing in the workbench reads a private attribute of torch or executorch: it calls the
+accessors below. The one exception is decomposition_cache.py, the speed lever that replaces torch functions: the
+functions it reproduces are pinned here by the hash of their source (`PINNED_SOURCES`), and it switches itself off
+when one of them changes. Each `Hook` names what it reads, what the workbench uses it for, and what is lost
+without it:
 
 - a *degrading* hook has a fallback: when its name is missing or has changed shape, a warning naming it, the
   installed versions and what is lost is shown once per process, and every result records the same text in its

@@ -29,7 +29,7 @@ def run(state: Lowering) -> None:
                                          on_stage=state.observe)
     edge = arm.to_edge_transform_and_lower(
         exported,
-        transform_passes=instances(state.transform_passes, exported) or None,
+        transform_passes=instances(state.transform_passes) or None,
         partitioner=[state.partitioner],
         # As executorch's own Arm test pipeline: the Arm backend checks what it needs itself.
         compile_config=internals.edge_compile_config(loader.exir(), check_ir_validity=False),

@@ -3,8 +3,9 @@
 For example `InsertInt32CastsAfterInt64PlaceholdersPass` narrows int64 index placeholders to int32 so that
 gather, embedding, index_put or index_copy can be delegated: one of the ways executorch itself gets int64 indices
 onto TOSA. A pass is given by name (one of executorch.backends.arm._passes: `available()`), as a pass class, or as
-an instance. Classes are instantiated anew for every lowering, with the exported program when the constructor
-asks for one; an instance is used as it is.
+an instance. A class is built anew for every lowering, so it must take no required argument (executorch's own tests
+use InsertInt32CastsAfterInt64PlaceholdersPass, ConvertInt64ConstOpsToInt32Pass and
+ConvertInt64OutputOpsToInt32Pass); an instance is used as it is.
 """
 
 from __future__ import annotations
@@ -46,9 +47,12 @@ def _check_constructible(item) -> None:
     required = [name for name, parameter in list(inspect.signature(item.__init__).parameters.items())[1:]
                 if parameter.default is parameter.empty and parameter.kind in (parameter.POSITIONAL_OR_KEYWORD,
                                                                                parameter.KEYWORD_ONLY)]
-    if set(required) - {"exported_program"}:
-        raise WorkbenchError(f"transform pass {item.__name__} needs {', '.join(required)} to be built; pass an "
-                             "instance of it instead of its name or class")
+    if required:
+        # e.g. CastInt64BuffersToInt32Pass(exported_program): it needs the edge program, which exists only inside
+        # the lowering; built with the exported program it would edit the wrong one.
+        raise WorkbenchError(f"transform pass {item.__name__} needs {', '.join(required)} to be built, which the "
+                             "lowering does not hand to transform passes; give an instance you built yourself, "
+                             "or a pass without required arguments")
 
 
 def names(passes) -> tuple[str, ...]:
@@ -72,14 +76,6 @@ def fingerprint(passes) -> str | None:
     return ",".join(parts)
 
 
-def instances(passes, exported_program) -> list:
-    """The passes for one lowering."""
-    built = []
-    for item in resolve(passes):
-        if not isinstance(item, type):
-            built.append(item)
-        elif "exported_program" in inspect.signature(item.__init__).parameters:
-            built.append(item(exported_program=exported_program))
-        else:
-            built.append(item())
-    return built
+def instances(passes) -> list:
+    """The passes for one lowering: each class built anew, instances as given."""
+    return [item() if isinstance(item, type) else item for item in resolve(passes)]
