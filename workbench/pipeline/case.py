@@ -16,7 +16,6 @@ import inspect
 from .. import catalogue, policies
 from ..core import dtypes as _dtypes
 from ..core.errors import InputMismatchError
-from ..core.outcomes import FAILURE_OUTCOME, Stage
 from ..core.records import CaseResult
 from ..stack import internals, loader, profiles
 from ..stages import transform_passes as transform_passes_stage
@@ -133,7 +132,7 @@ def lower_and_check(prepared: Prepared, profile, policy, on_stage: StageObserver
                      reuse_export=reuse_export, transform_passes=transform_passes_stage.resolve(transform_passes),
                      timings=dict(prepared.timings))
     if prepared.error is not None:  # the profile-independent stages failed: every profile ends the same way
-        state.outcome = FAILURE_OUTCOME[Stage(prepared.error.stage)]
+        state.outcome = prepared.outcome
         return _result(state, prepared.error)
     return _result(state, sequence.run_stages(sequence.PER_PROFILE, state, state.observe))
 
@@ -143,11 +142,11 @@ def _result(state: Lowering, error) -> CaseResult:
     skipped = [*prepared.skipped, *state.skipped]
     notes = [*internals.degradations(), *state.notes]
     for failure in skipped:
-        what = f"the {failure.stage} stage failed ({failure.root_cause_type}: {failure.root_cause})"
+        cause = f"({failure.root_cause_type}: {failure.root_cause})"
         if error is not None:
-            notes.append(f"{what.replace(' failed', ' failed too', 1)}")
+            notes.append(f"the {failure.stage} stage failed too {cause}")
         elif state.lowered:
-            notes.append(f"not compared: {what}")
+            notes.append(f"not compared: the {failure.stage} stage failed {cause}")
     error = error or (skipped[0] if skipped else None)
     return CaseResult(
         op=prepared.label, dtype=prepared.dtype, profile=state.profile.name, policy=state.policy.name,
