@@ -6,6 +6,7 @@
 - `text`: results as plain text;
 - `dtypes`: the dtypes a case can take and their tolerances;
 - `failures`: an exception as an ErrorInfo naming its root cause;
+- `fingerprint`: a hash of user code (a Python policy's checks, a user's transform pass) for the cache key;
 - `errors`: the errors for caller mistakes, and the one "nearest names" helper.
 Nothing here imports torch or executorch.
 """
