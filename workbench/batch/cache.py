@@ -63,9 +63,11 @@ def environment() -> dict:
 
 
 def case_key(op: str, dtype: str, seed: int, profile: str, policy_fingerprint: str,
-             passes_fingerprint: str = "") -> str:
+             passes_fingerprint: str = "", context: dict | None = None) -> str:
+    """`context`: environment() taken once by a caller that keys many cases (it reads the package's files)."""
     return _digest({"op": op, "dtype": dtype, "seed": seed, "profile": profile, "policy": policy_fingerprint,
-                    **({"transform_passes": passes_fingerprint} if passes_fingerprint else {}), **environment()})
+                    **({"transform_passes": passes_fingerprint} if passes_fingerprint else {}),
+                    **(context or environment())})
 
 
 def request_key(request: dict) -> str:

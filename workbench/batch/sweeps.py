@@ -20,7 +20,7 @@ from ..core.records import CaseResult
 from ..core.rows import RESULT_COLUMNS, result_row
 from ..stack import profiles as profile_info
 from ..stages import transform_passes as transform_passes_stage
-from .cache import ResultCache, case_key, request_key
+from .cache import ResultCache, case_key, environment, request_key
 
 DEFAULT_PROFILES = ("TOSA-1.0+INT", "TOSA-1.1+INT+int64")
 
@@ -167,8 +167,9 @@ def sweep_results(ops=None, dtypes=None, profiles=None, policy=None, workers: in
     if unreadable:  # nothing computed with unreadable code can be told apart from an edit of it
         store = None
     cases = [(op, dtype, spec.name) for op, dtype in pairs for spec in specs]
-    keys = {case: case_key(case[0], case[1], seed, case[2], policy_print, passes_print) for case in cases} \
-        if store else {}
+    context = environment() if store else None
+    keys = {case: case_key(case[0], case[1], seed, case[2], policy_print, passes_print, context)
+            for case in cases} if store else {}
     results: dict[tuple, tuple[CaseResult, bool]] = {}
     bar = _Progress(len(cases), progress)
     for case in cases if store is not None else ():
