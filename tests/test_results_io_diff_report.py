@@ -172,11 +172,12 @@ def test_profile_comparison_groups_transitions(sweep_int, sweep_int64, tmp_path)
     assert result.key == ["op", "dtype", "policy", "transform_passes"]
     assert result.compared == {"profile": (INT, INT64)}
     assert list(result.transitions.itertuples(index=False, name=None)) == [
-        ("fallback -> lowering_error", 3, "add, cumsum, sum_dim")
+        ("fallback -> lowering_error", 3, "add, cumsum, sum_dim", "")  # no failing pass recorded in these rows
     ]
     assert list(result.changed.columns) == ["op", "dtype", "policy", "transform_passes", "outcome_before",
                                             "outcome_after",
-                                            "numerics_before", "numerics_after", "reason_after", "root_cause_after"]
+                                            "numerics_before", "numerics_after", "reason_after", "root_cause_after",
+                                            "failing_pass_after"]
     assert set(result.changed["root_cause_after"]) == {ROOT_CAUSE}
     text = result.to_text()
     assert f"compared profile: {INT} -> {INT64}" in text
@@ -208,7 +209,7 @@ def test_numerics_only_change(sweep_int):
     result = diff(sweep_int, after)
     assert result
     assert result.transitions.to_dict("records") == [
-        {"transition": "delegated/match -> delegated/mismatch", "count": 1, "ops": "mul"}
+        {"transition": "delegated/match -> delegated/mismatch", "count": 1, "ops": "mul", "failing_passes": ""}
     ]
     assert "delegated/match -> delegated/mismatch: 1 (mul)" in result.to_text()
 

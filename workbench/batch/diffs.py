@@ -18,13 +18,14 @@ PROVENANCE = ("torch", "executorch", "tosa_tools", "arm_backend")
 # Numerics worth naming in a transition even when the outcome changed too: the failed ones.
 NOTABLE_NUMERICS = FAILED_NUMERICS
 CHANGED_COLUMNS = ("outcome_before", "outcome_after", "numerics_before", "numerics_after", "reason_after",
-                   "root_cause_after")
+                   "root_cause_after", "failing_pass_after")
 
 
 @dataclass
 class DiffResult:
     """The cases matched on `key`: those whose outcome or numerics changed, grouped by transition in
-    `transitions`; the unmatched rows of each side; and what differed wholesale (`compared`)."""
+    `transitions` (with, for the groups that end in an error, how many of their cases each pass or node visitor
+    raised in: `failing_passes`); the unmatched rows of each side; and what differed wholesale (`compared`)."""
 
     key: list[str]
     changed: pd.DataFrame
@@ -45,7 +46,8 @@ class DiffResult:
         else:
             lines.append(f"{len(self.changed)} of {self.matched} matched cases changed:")
             for row in self.transitions.itertuples(index=False):
-                lines.append(f"  {row.transition}: {row.count} ({_some(row.ops.split(', '), max_ops)})")
+                passes = f" [{row.failing_passes}]" if row.failing_passes else ""
+                lines.append(f"  {row.transition}: {row.count} ({_some(row.ops.split(', '), max_ops)}){passes}")
         for side, frame in (("before", self.only_before), ("after", self.only_after)):
             if not frame.empty:
                 ops = sorted(set(frame["op"]))
@@ -85,10 +87,11 @@ def diff(before, after, *, on=None) -> DiffResult:
     both = before.merge(after, on=key, how="inner", suffixes=("_before", "_after"))
     differs = (both["outcome_before"] != both["outcome_after"]) | (both["numerics_before"] != both["numerics_after"])
     changed = both.loc[differs, key + list(CHANGED_COLUMNS)].reset_index(drop=True)
+    passes = both.loc[differs, "failing_pass" if "failing_pass" in key else "failing_pass_after"]
     return DiffResult(
         key=key,
         changed=changed,
-        transitions=_transitions(changed, both.loc[differs, "op" if "op" in key else "op_after"]),
+        transitions=_transitions(changed, both.loc[differs, "op" if "op" in key else "op_after"], passes),
         only_before=_unmatched(before, after, key),
         only_after=_unmatched(after, before, key),
         compared=compared,
@@ -105,18 +108,27 @@ def transition(outcome_before: str, numerics_before: str, outcome_after: str, nu
     return f"{outcome_before}/{numerics_before} -> {outcome_after}/{numerics_after}"
 
 
-def _transitions(changed: pd.DataFrame, ops: pd.Series) -> pd.DataFrame:
+def _transitions(changed: pd.DataFrame, ops: pd.Series, failing_passes: pd.Series) -> pd.DataFrame:
     names = [
         transition(r.outcome_before, r.numerics_before, r.outcome_after, r.numerics_after)
         for r in changed.itertuples(index=False)
     ]
-    groups = pd.DataFrame({"transition": names, "op": list(ops)}).groupby("transition", sort=False)["op"]
+    cases = pd.DataFrame({"transition": names, "op": list(ops), "failing_pass": list(failing_passes)})
+    groups = cases.groupby("transition", sort=False)
     table = pd.DataFrame({
         "count": groups.size(),
-        "ops": groups.agg(lambda values: ", ".join(sorted(set(values)))),
+        "ops": groups["op"].agg(lambda values: ", ".join(sorted(set(values)))),
+        "failing_passes": groups["failing_pass"].agg(pass_counts),
     }).reset_index()
     table = table.sort_values(["count", "transition"], ascending=[False, True], kind="stable")
-    return table.reset_index(drop=True)[["transition", "count", "ops"]]
+    return table.reset_index(drop=True)[["transition", "count", "ops", "failing_passes"]]
+
+
+def pass_counts(passes) -> str:
+    """`ExirToTosaPass: 4, RewriteConvPass: 2`: the failing passes of some cases, most frequent first ("" if none)."""
+    counts = pd.Series([p for p in passes if p]).value_counts(sort=False)
+    ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    return ", ".join(f"{name}: {count}" for name, count in ordered)
 
 
 def _unmatched(frame: pd.DataFrame, other: pd.DataFrame, key: list[str]) -> pd.DataFrame:

@@ -5,7 +5,7 @@
 - `rows`: one result as one table row (sweeps, views, text and reports all use it);
 - `text`: results as plain text;
 - `dtypes`: the dtypes a case can take and their tolerances;
-- `failures`: an exception as an ErrorInfo naming its root cause;
+- `failures`: an exception as an ErrorInfo naming its root cause, the pass or node visitor that raised and its node;
 - `fingerprint`: a hash of user code (a Python policy's checks, a user's transform pass) for the cache key;
 - `errors`: the errors for caller mistakes, and the one "nearest names" helper.
 Nothing here imports torch or executorch.

@@ -52,6 +52,35 @@ def label_of(recorded: dict) -> str:
 
 
 @dataclass(frozen=True)
+class FailingNode:
+    """The fx node a pass or node visitor was working on when it raised (core/failures.py reads it from the
+    traceback). It is a node of the graph being lowered, often one a pass made: `origin` names the node of the
+    exported program it came from, as torch's provenance records it (None when it records none)."""
+
+    name: str
+    target: str  # "aten.convolution.default", "tosa.ADD.default"; a placeholder's own name
+    op: str  # the fx node kind: call_function, placeholder, get_attr, ...
+    input_dtypes: tuple[str, ...] = ()
+    output_dtypes: tuple[str, ...] = ()
+    origin: str | None = None  # e.g. "cumsum" for a convolution that RewriteConvPass works on
+    origin_target: str | None = None  # e.g. "aten.cumsum.default"
+
+    def dtype_summary(self) -> str:
+        return f"{','.join(self.input_dtypes) or '-'} -> {','.join(self.output_dtypes) or '-'}"
+
+    def label(self) -> str:
+        """`aten_convolution_default (aten.convolution.default)`: the sweep table's failing_node column."""
+        return f"{self.name} ({self.target})"
+
+    def describe(self) -> str:
+        """`aten_convolution_default (aten.convolution.default, int64,int64 -> int64, from cumsum)`;
+        `args_0 (placeholder, - -> int64)`."""
+        kind = self.target if self.op == "call_function" else self.op
+        origin = f", from {self.origin}" if self.origin and self.origin != self.name else ""
+        return f"{self.name} ({kind}, {self.dtype_summary()}{origin})"
+
+
+@dataclass(frozen=True)
 class ErrorInfo:
     stage: str
     type: str
@@ -59,9 +88,33 @@ class ErrorInfo:
     root_cause: str
     root_cause_type: str
     traceback: str
+    # Which Arm pass (class name) or node visitor raised, and on which node; None when the traceback does not say,
+    # and then `failing_unknown_reason` says why (core/failures.py). Results saved before these fields load as None.
+    failing_pass: str | None = None
+    failing_node: FailingNode | None = None
+    failing_unknown_reason: str = ""
 
     def one_line(self) -> str:
         return f"[{self.stage}] {self.root_cause_type}: {self.root_cause}"
+
+    def failing_line(self) -> str:
+        """`in RewriteConvPass at node aten_convolution_default (...)`; what is unknown, with the reason; "not
+        recorded" for an error that holds none of them (saved before them, or from a child process that ended)."""
+        if not (self.failing_pass or self.failing_node or self.failing_unknown_reason):
+            return "not recorded"
+        where = f"in {self.failing_pass}" if self.failing_pass else "pass unknown"
+        node = f"at node {self.failing_node.describe()}" if self.failing_node else "node unknown"
+        reason = f" ({self.failing_unknown_reason})" if self.failing_unknown_reason else ""
+        return f"{where} {node}{reason}"
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "ErrorInfo":
+        """The inverse of `asdict`; a dict saved before the failing_* fields gives None for them."""
+        data = dict(data)
+        node = data.pop("failing_node", None)
+        if node is not None:
+            node = FailingNode(**{k: tuple(v) if k.endswith("_dtypes") else v for k, v in node.items()})
+        return cls(**data, failing_node=node)
 
 
 @dataclass(frozen=True)
@@ -218,7 +271,7 @@ def result_from_dict(data: dict) -> CaseResult:
         outcome=Outcome(data["outcome"]),
         numerics=Numerics(data["numerics"]),
         nodes=tuple(NodeRecord(**{k: _tuples(v) for k, v in n.items()}) for n in data.get("nodes", ())),
-        error=None if error is None else ErrorInfo(**error),
+        error=None if error is None else ErrorInfo.from_dict(error),
         delegates=tuple(
             DelegateRecord(name=d["name"], tosa_ops=tuple(d["tosa_ops"]),
                            flatbuffer=base64.b64decode(d["flatbuffer_base64"]))

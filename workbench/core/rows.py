@@ -9,10 +9,10 @@ from __future__ import annotations
 RESULT_COLUMNS: tuple[str, ...] = (
     "op", "dtype", "profile", "policy", "transform_passes", "outcome", "numerics", "reason", "root_cause",
     "error_stage", "max_abs_error", "mismatches", "beyond_int32", "seconds", "cached", "torch", "executorch", "tosa_tools",
-    "arm_backend",
+    "arm_backend", "failing_pass", "failing_node",
 )
 # Columns added after results were first saved, with the value that rows saved before them mean.
-LATER_COLUMNS = {"transform_passes": ""}
+LATER_COLUMNS = {"transform_passes": "", "failing_pass": "", "failing_node": ""}
 # Columns that say how a row was obtained, not what the case did: two runs of the same case may differ in them.
 RUN_COLUMNS = ("seconds", "cached")
 
@@ -30,4 +30,7 @@ def result_row(result, cached: bool = False) -> dict:
         "seconds": round(sum(result.timings.values()), 4), "cached": cached,
         "torch": result.versions.get("torch", ""), "executorch": result.versions.get("executorch", ""),
         "tosa_tools": result.versions.get("tosa-tools", ""), "arm_backend": result.arm_backend_label,
+        # The pass (class name) or node visitor that raised, and the node it was on: ErrorInfo.failing_*.
+        "failing_pass": (error.failing_pass or "") if error else "",
+        "failing_node": error.failing_node.label() if error and error.failing_node else "",
     }

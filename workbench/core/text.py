@@ -26,6 +26,8 @@ def format_result(result) -> str:
         lines.append(f"Arm backend: {result.arm_backend_label}")
     if result.error is not None:
         lines.append(f"error: {result.error.one_line()}")
+        if result.error.failing_pass or result.error.failing_node or result.error.failing_unknown_reason:
+            lines.append(f"failing: {result.error.failing_line()}")
     if result.nodes:
         rows = [
             [n.name, n.target, n.dtype_summary(), "TOSA" if n.delegated else "CPU", n.reason or ""]

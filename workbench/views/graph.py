@@ -2,6 +2,10 @@
 
 `partition_graph(result)` builds a plain model (testable, renderer-free); `draw_partition(result)` draws it
 with matplotlib alone, so it renders on any machine without a system graph-layout tool.
+
+After a lowering error the node the failing pass was working on (ErrorInfo.failing_node, see `failing_record`)
+is drawn apart from the other accepted-then-failed nodes: dark-red thick border, hatched, and the pass's name
+under it.
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ KIND_LABELS = {
     "failed": "accepted, lowering failed",
     "input": "input / buffer",
 }
+FAILING_EDGE = "#7f0000"  # border and hatch of the node the failing pass was working on
+FAILING_LABEL = "failing node"
 
 
 @dataclass
@@ -36,6 +42,7 @@ class GraphNode:
     delegate: str | None = None
     layer: int = 0
     row: int = 0
+    failing: str | None = None  # on the failing node: "raised in <pass>" (and the lowered node's name if another)
 
 
 @dataclass
@@ -45,6 +52,10 @@ class PartitionGraph:
 
     def kinds(self) -> dict[str, str]:
         return {name: node.kind for name, node in self.nodes.items()}
+
+    def failing(self) -> str | None:
+        """The name of the node drawn as the failing one, if any."""
+        return next((name for name, node in self.nodes.items() if node.failing), None)
 
     def delegates(self) -> dict[str, list[str]]:
         groups: dict[str, list[str]] = {}
@@ -83,8 +94,44 @@ def partition_graph(result) -> PartitionGraph:
             record.name, f"{_short_target(record.target)}\n{dtype}", kind, record.reason, record.delegate
         )
         graph.edges += [(arg, record.name) for arg in record.args]
+    if failed:
+        _mark_failing(graph, result)
     _layout(graph)
     return graph
+
+
+def failing_record(result):
+    """The NodeRecord of the edge program that the error's failing node is, or comes from; None when none is.
+
+    The failing node is a node of the graph being lowered, often one a pass made. It is the record of the same
+    name; else the one accepted record whose target is the failing node's origin target (torch's provenance: a
+    convolution RewriteConvPass works on comes from aten.cumsum.default); else the one accepted record whose name
+    the failing node's name extends (executorch names a constant it folds from node `x` `x_pre_computed`).
+    """
+    node = result.error.failing_node if result.error is not None else None
+    if node is None:
+        return None
+    accepted = [record for record in result.nodes if record.delegated]
+    for matches in ([r for r in result.nodes if r.name == node.name],
+                    [r for r in accepted if node.origin_target and r.target == node.origin_target],
+                    [r for r in accepted if node.name.startswith(r.name + "_")]):
+        if len(matches) == 1:
+            return matches[0]
+    return None
+
+
+def _mark_failing(graph: PartitionGraph, result) -> None:
+    """Mark the failing node: a drawn node of its name (an input too), else its record (`failing_record`)."""
+    error = result.error
+    node = error.failing_node if error is not None else None
+    if node is None:
+        return
+    record = failing_record(result)
+    name = node.name if node.name in graph.nodes else (record.name if record is not None else None)
+    if name is None:
+        return
+    where = f"raised in {error.failing_pass}" if error.failing_pass else "raised outside any pass"
+    graph.nodes[name].failing = where if name == node.name else f"{where}\nat {node.name}"
 
 
 def _layout(graph: PartitionGraph) -> None:
@@ -130,19 +177,40 @@ def draw_partition(result, graph: PartitionGraph | None = None, *, width_per_lay
                     arrowprops=dict(arrowstyle="->", color="#607d8b"))
     for name, node in graph.nodes.items():
         x, y = pos[name]
-        ax.add_patch(FancyBboxPatch((x - box_w / 2, y - box_h / 2), box_w, box_h,
-                                    boxstyle="round,pad=0.05", facecolor=KIND_COLOURS[node.kind], edgecolor="#37474f"))
-        ax.text(x, y, node.label, ha="center", va="center", fontsize=8)
+        border = dict(edgecolor=FAILING_EDGE, linewidth=3.0, hatch="///") if node.failing else \
+            dict(edgecolor="#37474f")
+        ax.add_patch(FancyBboxPatch((x - box_w / 2, y - box_h / 2), box_w, box_h, gid=name,
+                                    boxstyle="round,pad=0.05", facecolor=KIND_COLOURS[node.kind], **border))
+        ax.text(x, y, node.label, ha="center", va="center", fontsize=8,
+                bbox=dict(facecolor=KIND_COLOURS[node.kind], edgecolor="none", pad=1.0) if node.failing else None)
         if node.kind == "cpu" and node.reason:
             ax.text(x, y - box_h / 2 - 0.15, textwrap.fill(short_reason(node.reason), 34), ha="center", va="top",
                     fontsize=7, color="#bf360c")
+        if node.failing:
+            ax.text(x, y - box_h / 2 - 0.15, node.failing, ha="center", va="top", fontsize=7.5, fontweight="bold",
+                    color=FAILING_EDGE, gid=f"{name}:failing",
+                    bbox=dict(facecolor="white", edgecolor="none", alpha=0.85, pad=1.0))
     xs = [p[0] for p in pos.values()] or [0]
     ys = [p[1] for p in pos.values()] or [0]
     ax.set_xlim(min(xs) - 1.8, max(xs) + 1.8)
     # Room below the lowest row for a reason of up to six wrapped lines.
     ax.set_ylim(min(ys) - 2.6, max(ys) + 1.2)
-    ax.legend(handles=[Patch(facecolor=KIND_COLOURS[k], label=KIND_LABELS[k]) for k in KIND_COLOURS],
-              loc="upper center", bbox_to_anchor=(0.5, -0.02), ncol=4, fontsize=8, frameon=False)
-    ax.set_title(f"{result.op} [{result.dtype}] {result.profile}: {result.outcome.value}", fontsize=10)
+    handles = [Patch(facecolor=KIND_COLOURS[k], label=KIND_LABELS[k]) for k in KIND_COLOURS]
+    if graph.failing():
+        handles.append(Patch(facecolor=KIND_COLOURS["failed"], edgecolor=FAILING_EDGE, linewidth=2.0, hatch="///",
+                             label=FAILING_LABEL))
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.02), ncol=3,
+              fontsize=8, frameon=False)
+    ax.set_title(_title(result, graph), fontsize=10)
     fig.tight_layout()
     return fig
+
+
+def _title(result, graph: PartitionGraph) -> str:
+    """The case and outcome; after a lowering error whose failing node is not drawn, where it was raised."""
+    title = f"{result.op} [{result.dtype}] {result.profile}: {result.outcome.value}"
+    error = result.error
+    if result.outcome is Outcome.LOWERING_ERROR and error is not None and not graph.failing():
+        if error.failing_pass or error.failing_node:
+            title += "\n" + textwrap.fill(error.failing_line(), 100)
+    return title

@@ -32,6 +32,9 @@ ABSENT = "·"
 # Longer transition and failure tables fold into <details> so the pull request stays readable.
 FOLD_ROWS = 20
 MAX_DETAIL = 300
+# The transition table's columns (DiffResult.transitions): the last counts the passes the errors were raised in.
+# It, and the failures' "failing pass" column, are left out when empty throughout (results saved before them).
+TRANSITION_HEADERS = ("transition", "cases", "ops", "failing passes")
 
 
 def report(results, *, format: str = "md", diff=None, title: str | None = None) -> str:
@@ -115,8 +118,24 @@ def _failures(frame: pd.DataFrame) -> pd.DataFrame:
             detail = f"{detail}; {numbers}" if detail else numbers
         if len(detail) > MAX_DETAIL:
             detail = detail[: MAX_DETAIL - 1] + "…"
-        rows.append([row[c] for c in columns] + [row["outcome"], row["numerics"], row["error_stage"], detail])
-    return pd.DataFrame(rows, columns=columns + ["outcome", "numerics", "stage", "root cause"])
+        rows.append([row[c] for c in columns] + [row["outcome"], row["numerics"], row["error_stage"],
+                                                 _failing(row), detail])
+    table = pd.DataFrame(rows, columns=columns + ["outcome", "numerics", "stage", "failing pass", "root cause"])
+    return table if table["failing pass"].astype(bool).any() else table.drop(columns="failing pass")
+
+
+def _transition_rows(diff: DiffResult) -> tuple[list[str], list[list]]:
+    """(headers, rows) of the transition table; without the failing passes when no group has one."""
+    rows = diff.transitions.values.tolist()
+    if diff.transitions["failing_passes"].astype(bool).any():
+        return list(TRANSITION_HEADERS), rows
+    return list(TRANSITION_HEADERS[:-1]), [row[:-1] for row in rows]
+
+
+def _failing(row) -> str:
+    """`RewriteConvPass at aten_convolution_default (aten.convolution.default)`; "" when the error named none."""
+    node = f"at {row['failing_node']}" if row["failing_node"] else ""
+    return " ".join(part for part in (row["failing_pass"], node) if part)
 
 
 def _case_list(cases: pd.DataFrame, limit: int = 30) -> str:
@@ -147,8 +166,9 @@ def _markdown(frame: pd.DataFrame, diff: DiffResult | None, title: str) -> str:
             lines += [f"No change in {diff.matched} matched cases.", ""]
         else:
             lines += [f"{len(diff.changed)} of {diff.matched} matched cases changed.", ""]
-            rows = [[f"`{r.transition}`", str(r.count), r.ops] for r in diff.transitions.itertuples(index=False)]
-            lines += _folded(_md_table(["transition", "cases", "ops"], rows), f"{len(rows)} transitions")
+            headers, rows = _transition_rows(diff)
+            rows = [[f"`{row[0]}`", str(row[1])] + [_md_cell(value) for value in row[2:]] for row in rows]
+            lines += _folded(_md_table(headers, rows), f"{len(rows)} transitions")
         for side, unmatched in (("before", diff.only_before), ("after", diff.only_after)):
             if not unmatched.empty:
                 lines += [f"Only in {side} ({len(unmatched)}): {_md_cell(_case_list(unmatched))}", ""]
@@ -168,7 +188,7 @@ def _markdown(frame: pd.DataFrame, diff: DiffResult | None, title: str) -> str:
         lines += ["None: no lowering, export or reference error, crash, timeout or mismatch.", ""]
     else:
         rows = [
-            [_md_span(v) if c in ("op", "root cause") else _md_cell(v)
+            [_md_span(v) if c in ("op", "failing pass", "root cause") else _md_cell(v)
              for c, v in zip(failures.columns, row)]
             for row in failures.itertuples(index=False)
         ]
@@ -237,7 +257,7 @@ def _html(frame: pd.DataFrame, diff: DiffResult | None, title: str) -> str:
             body.append(f"<p>No change in {diff.matched} matched cases.</p>")
         else:
             body.append(f"<p>{len(diff.changed)} of {diff.matched} matched cases changed.</p>")
-            body.append(_html_table(["transition", "cases", "ops"], diff.transitions.values.tolist()))
+            body.append(_html_table(*_transition_rows(diff)))
         for side, unmatched in (("before", diff.only_before), ("after", diff.only_after)):
             if not unmatched.empty:
                 body.append(f"<p>Only in {side} ({len(unmatched)}): {esc(_case_list(unmatched))}</p>")
