@@ -12,12 +12,22 @@ Built in:
   exceptions. Under profiles without int64 it adds nothing. The default list is derived from the TOSA 1.1
   specification and the installed lowering (see specification.py).
 
-Build your own with `allowlist(name, ops)`, `policy.with_ops(add=..., remove=...)`, or `load(path)` from a
-TOML or YAML file: `name = "mine"`, `ops = ["aten.add.Tensor", ...]`, optional `description`.
+- `ext-int64-first-draft`: as the EXT-INT64 change's first version, under +int64 it *accepts* slice_copy and
+  where on int64 over executorch's own checks (accept rules: accepts.py).
+- `ext-int64-part2`: the allowlist of data/ext-int64-allowlist-part2.toml (part 2, reconstructed from the review
+  thread's description).
+
+Build your own with `allowlist(name, ops)`, `policy.with_ops(add=..., remove=...)`, `accepting(name, accepts)`,
+`policy.with_accepts(accepts)`, `from_source(path.py, VARIABLE)` (a list in a Python file, not imported), or
+`load(path)` from a TOML or YAML file: `name = "mine"`, `ops = ["aten.add.Tensor", ...]` and/or `accepts`,
+optional `description`. Wherever a policy is taken, 'path.py:VARIABLE' means from_source.
 """
 
 from ..core.fingerprint import code_fingerprint
-from .policy import Policy, allowlist
+from .accepts import AcceptRule
+from .policy import Policy, accepting, allowlist
 from .registry import STOCK, get, load, names, register
+from .source_lists import from_source
 
-__all__ = ["Policy", "STOCK", "allowlist", "code_fingerprint", "get", "load", "names", "register"]
+__all__ = ["AcceptRule", "Policy", "STOCK", "accepting", "allowlist", "code_fingerprint", "from_source", "get",
+           "load", "names", "register"]

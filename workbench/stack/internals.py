@@ -272,15 +272,23 @@ def rejection_reasons(reporter) -> dict | None:
     return dict(reasons)
 
 
+def withdraw_rejection(reporter, node) -> str | None:
+    """Remove and return the reason `reporter` holds for `node` (a policy accepted it); None if none or degraded."""
+    reasons = getattr(reporter, "_rejected_nodes", None)
+    return reasons.pop(node, None) if hasattr(reasons, "pop") else None
+
+
 def with_operator_support_hook(partitioner_class):
     """A subclass of `partitioner_class` (TOSAPartitioner) that calls `self.on_operator_support(program, reporter)`
-    where the partitioner builds its operator checks, before building them."""
+    where the partitioner builds its operator checks, before building them, and returns
+    `self.wrap_operator_support(support, reporter)` of what it built."""
     require("operator_support")
 
     class HookedPartitioner(partitioner_class):
         def _create_operator_support(self, containing_program, reporter):
             self.on_operator_support(containing_program, reporter)
-            return super()._create_operator_support(containing_program, reporter)
+            support = super()._create_operator_support(containing_program, reporter)
+            return self.wrap_operator_support(support, reporter)
 
     HookedPartitioner.__name__ = HookedPartitioner.__qualname__ = f"Hooked{partitioner_class.__name__}"
     return HookedPartitioner

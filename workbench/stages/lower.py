@@ -26,7 +26,7 @@ def run(state: Lowering) -> None:
     prepared = state.prepared
     exported = copy.deepcopy(prepared.exported) if state.reuse_export else prepared.exported
     state.partitioner = make_partitioner(state.profile.name, state.policy.checks(state.profile),
-                                         on_stage=state.observe)
+                                         on_stage=state.observe, notes=state.notes)
     edge = arm.to_edge_transform_and_lower(
         exported,
         transform_passes=instances(state.transform_passes) or None,

@@ -1,5 +1,15 @@
 """Partition with executorch's own TOSAPartitioner and keep what it decided, node by node (a helper of the
-lower stage: executorch partitions inside the same call that lowers)."""
+lower stage: executorch partitions inside the same call that lowers).
+
+A policy's checks may include acceptances (policies/accepts.py: objects with `accepts_node(target,
+output_dtypes)` and `policy_name`). They are not handed to executorch as checks: the operator support executorch
+builds is wrapped so that a node it rejects is supported anyway when an acceptance takes it, overriding executorch's
+whole verdict for that node (negative checks included). executorch's reason is withdrawn from its reporter (so a
+later rejection of the node, e.g. at the partition boundary, is the one recorded) and kept in the node's record
+and the result's notes as "accepted by policy <name>; executorch's checks said: <reason>".
+A check marked `overrides_acceptance = True` (the culprit search's, which keeps chosen nodes on CPU) still rejects
+a node an acceptance takes.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +24,7 @@ from ..stack.internals import target_name
 NO_REASON = "not delegated; the partitioner reported no reason"
 REASON_UNAVAILABLE = "not delegated; reason unavailable (executorch's rejection reasons cannot be read: see notes)"
 BOUNDARY_QDQ = "quantize/dequantize at the delegate's float boundary: kept on CPU by the partitioner"
+ACCEPTED = "accepted by policy {policy}; executorch's checks said: {reason}"
 
 
 def _describe(value) -> tuple[list[str], list[tuple]]:
@@ -30,10 +41,19 @@ def _describe(value) -> tuple[list[str], list[tuple]]:
     return dtypes, shapes
 
 
-def node_records(graph_module, rejected: dict | None) -> list[NodeRecord]:
-    """One record per call_function node; `rejected` is node -> reason, None when the reasons cannot be read."""
+def _reason(node, rejected: dict, accepted: dict, no_reason: str) -> str | None:
+    """A delegated node's reason is its acceptance by a policy, if any; a CPU node's the partitioner's reason."""
+    if node.meta.get("delegation_tag") is not None:
+        return accepted.get(node)
+    reason = rejected.get(node, BOUNDARY_QDQ if _is_qdq(node.target) else no_reason)
+    return reason if node not in accepted else f"{accepted[node]}; then: {reason}"
+
+
+def node_records(graph_module, rejected: dict | None, accepted: dict | None = None) -> list[NodeRecord]:
+    """One record per call_function node; `rejected` is node -> reason, None when the reasons cannot be read;
+    `accepted` node -> the text of its acceptance by a policy."""
     no_reason = NO_REASON if rejected is not None else REASON_UNAVAILABLE
-    rejected = rejected or {}
+    rejected, accepted = rejected or {}, accepted or {}
     records = []
     for node in graph_module.graph.nodes:
         if node.op != "call_function" or node.target is operator.getitem:
@@ -56,11 +76,38 @@ def node_records(graph_module, rejected: dict | None) -> list[NodeRecord]:
                 output_shapes=tuple(out_shapes),
                 delegated=tag is not None,
                 delegate=tag,
-                reason=None if tag is not None else stable_text(
-                    rejected.get(node, BOUNDARY_QDQ if _is_qdq(node.target) else no_reason)),
+                reason=stable_text(reason) if (reason := _reason(node, rejected, accepted, no_reason)) else None,
             )
         )
     return records
+
+
+@functools.lru_cache(maxsize=None)
+def _accepting_support_class():
+    loader.torch()
+    from torch.fx.passes.operator_support import OperatorSupportBase
+
+    class AcceptingSupport(OperatorSupportBase):
+        """executorch's operator support, except that nodes a policy accepts are supported whatever it says."""
+
+        def __init__(self, support, acceptances, reporter, accepted: dict, vetoes=()):
+            self.support, self.acceptances, self.reporter, self.accepted = support, acceptances, reporter, accepted
+            self.vetoes = vetoes
+
+        def is_node_supported(self, submodules, node) -> bool:
+            if self.support.is_node_supported(submodules, node):
+                return True
+            if node.op != "call_function" or any(not v.is_node_supported(submodules, node) for v in self.vetoes):
+                return False
+            target, output_dtypes = target_name(node.target), tuple(_describe(node.meta.get("val"))[0])
+            for acceptance in self.acceptances:
+                if acceptance.accepts_node(target, output_dtypes):
+                    said = internals.withdraw_rejection(self.reporter, node) or "(no reason recorded)"
+                    self.accepted[node] = ACCEPTED.format(policy=acceptance.policy_name, reason=said)
+                    return True
+            return False
+
+    return AcceptingSupport
 
 
 @functools.lru_cache(maxsize=None)
@@ -73,6 +120,8 @@ def _recording_partitioner_class():
         entered = False
         records: list[NodeRecord] | None = None
         on_stage = None  # called with (stage, node records or None) as partitioning starts and ends
+        acceptances: tuple = ()  # a policy's accept rules (see the module docstring)
+        notes: list | None = None  # where notes about accepted nodes go (the case's notes)
 
         def on_operator_support(self, containing_program, reporter) -> None:
             # The reporter is created inside partition(); this is where it is handed to the checks.
@@ -81,14 +130,24 @@ def _recording_partitioner_class():
                 if hasattr(check, "bind"):  # policy checks that need the program and the reporter
                     check.bind(containing_program, reporter, self.tosa_spec)
 
+        def wrap_operator_support(self, support, reporter):
+            if not self.acceptances:
+                return support
+            vetoes = [c for c in self.additional_checks or () if getattr(c, "overrides_acceptance", False)]
+            return _accepting_support_class()(support, self.acceptances, reporter, self._workbench_accepted, vetoes)
+
         def partition(self, exported_program):
             self.entered = True
-            self._workbench_reporter = None
+            self._workbench_reporter, self._workbench_accepted = None, {}
             if self.on_stage:
                 self.on_stage("partition", None)
             result = super().partition(exported_program)
             rejected = internals.rejection_reasons(self._workbench_reporter)
-            self.records = node_records(result.tagged_exported_program.graph_module, rejected)
+            self.records = node_records(result.tagged_exported_program.graph_module, rejected,
+                                        self._workbench_accepted)
+            if self.notes is not None:
+                self.notes += [f"{node.name} ({target_name(node.target)}): {text}"
+                               for node, text in self._workbench_accepted.items()]
             if self.on_stage:
                 self.on_stage("lowering", self.records)
             return result
@@ -96,12 +155,14 @@ def _recording_partitioner_class():
     return RecordingTOSAPartitioner
 
 
-def make_partitioner(profile: str, additional_checks=(), on_stage=None):
+def make_partitioner(profile: str, additional_checks=(), on_stage=None, notes: list | None = None):
+    """The recording partitioner; `additional_checks` may hold acceptances (module docstring), which are taken
+    out of the checks; notes about the nodes they accept are appended to `notes`."""
     arm = loader.arm()
-    partitioner = _recording_partitioner_class()(
-        arm.TosaCompileSpec(profile), additional_checks=list(additional_checks) or None
-    )
-    partitioner.on_stage = on_stage
+    acceptances = tuple(c for c in additional_checks if hasattr(c, "accepts_node"))
+    checks = [c for c in additional_checks if not hasattr(c, "accepts_node")]
+    partitioner = _recording_partitioner_class()(arm.TosaCompileSpec(profile), additional_checks=checks or None)
+    partitioner.on_stage, partitioner.acceptances, partitioner.notes = on_stage, acceptances, notes
     return partitioner
 
 
