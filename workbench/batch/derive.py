@@ -37,11 +37,12 @@ def _observed_ops(result) -> tuple[str, list[str]]:
 
 
 def derive_candidates(*, workers: int | None = None, cache=True, table=None):
-    """The candidate table: one row per catalogue operator that takes int32 data (see the module docstring)."""
+    """The candidate table: one row per single-operator catalogue entry that takes int32 data (see the module
+    docstring); models of several operators (OpEntry.composite, the architectures) say nothing about one operator."""
     import pandas as pd
 
     allowed = int64_tosa_ops(table)
-    entries = catalogue.entries("int32")
+    entries = [entry for entry in catalogue.entries("int32") if entry.single_operator]
     results = sweep_results([e.name for e in entries], ["int32"], list(OBSERVED_PROFILES), workers=workers,
                             cache=cache)
     by_case = {(r.op, r.profile): r for r in results}

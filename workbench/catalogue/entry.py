@@ -38,6 +38,16 @@ class OpEntry:
     buffers: Mapping[str, Callable[[str], Any]] = field(default_factory=dict)
     # For torch.export Dim variants: operand index -> {dim: (min, max)}.
     dynamic_dims: Mapping[int, Mapping[int, tuple[int, int]]] = field(default_factory=dict)
+    # A whole model instead of one op (catalogue/architectures.py): function(dtype name) -> a seeded nn.Module
+    # taking the operands; `forward` and `buffers` are then unused (the module owns its buffers).
+    make_module: Callable[[str], Any] | None = None
+    # A model of several operators (not one operator, possibly under several edge names): it says nothing about
+    # any one operator, so the EXT-INT64 candidate derivation leaves it out.
+    composite: bool = False
+
+    @property
+    def single_operator(self) -> bool:
+        return not self.composite and self.make_module is None
 
     def check_dtype(self, dtype: str) -> None:
         _dtypes.get(dtype)
@@ -49,6 +59,8 @@ class OpEntry:
     def module(self, dtype: str):
         """The eager model for `dtype` (float32 for qint8, which is quantized later in the pipeline)."""
         self.check_dtype(dtype)
+        if self.make_module is not None:
+            return self.make_module(dtype)
         from .models import CatalogueModule
 
         return CatalogueModule(self, dtype)

@@ -76,9 +76,12 @@ def run_delegate(lowered_module, inputs, notes: list | None = None) -> list:
     trm = loader.reference_model()
     arrays = [_to_numpy(t) for t in _graph_inputs(lowered_module, inputs) if isinstance(t, torch.Tensor)]
     with _silence_native_stdout():
-        outputs, status = trm.run(
-            lowered_module.processed_bytes, arrays, verbosity="NONE", initialize_variable_tensor_from_numpy=True
-        )
+        try:
+            outputs, status = trm.run(
+                lowered_module.processed_bytes, arrays, verbosity="NONE", initialize_variable_tensor_from_numpy=True
+            )
+        except ValueError as exc:  # it refuses to load some graphs (e.g. a dynamic dimension of -1) by raising
+            raise ReferenceModelError(f"reference model returned an error loading the graph: {exc}") from None
     if status != trm.GraphStatus.TOSA_VALID:
         raise ReferenceModelError(f"reference model returned {getattr(status, 'name', status)}")
     output_node = lowered_module.original_module.graph.output_node()
