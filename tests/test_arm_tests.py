@@ -1,0 +1,159 @@
+"""executorch's own Arm tests as a case source (workbench.cases): what a test expects is read from it, the
+workbench agrees with the tests' expectations, a checkout's edited tests are read from the checkout, and a test
+file that does not import is reported and skipped while the rest goes on."""
+
+import time
+
+import pytest
+
+import workbench
+from workbench import WorkbenchError
+from workbench.batch import arm_tests
+from workbench.batch.arm_tests import agreement_text, from_arm_tests, run_arm_tests, select_files
+
+from checkouts import edit, git, make_checkout
+
+# At least 20 of executorch's Arm operator test files, the comparisons among them, and misc/test_int64.py.
+AGREEMENT_FILES = [
+    "ops/test_cumsum.py", "ops/test_cat.py", "ops/test_where.py", "ops/test_slice.py", "ops/test_sum.py",
+    "ops/test_eq.py", "ops/test_ne.py", "ops/test_lt.py", "ops/test_le.py", "ops/test_gt.py", "ops/test_ge.py",
+    "ops/test_add.py", "ops/test_mul.py", "ops/test_sub.py", "ops/test_permute.py", "ops/test_view.py",
+    "ops/test_clamp.py", "ops/test_relu.py", "ops/test_sigmoid.py", "ops/test_argmax.py", "ops/test_gather.py",
+    "misc/test_int64.py",
+]
+# CI cost: the first CAP parametrizations of each test function (every function of every file is still read).
+CAP = 2
+CUMSUM_FP = "ops/test_cumsum.py::test_cumsum_tosa_FP"
+NEW_PARAM = '        "1d_dim0_checkout": lambda: (torch.rand(7), 0),\n'
+CUMSUM_PARAMETRIZE = '@common.parametrize("test_data", CumsumModule.test_parameters)\ndef test_cumsum_tosa_FP'
+CUMSUM_XFAIL = ('@common.parametrize("test_data", CumsumModule.test_parameters, '
+                'xfails={"2d_dim1": "edited in the checkout"})\ndef test_cumsum_tosa_FP')
+
+
+def test_a_selection_is_paths_under_backends_arm_test_with_globs():
+    folder = arm_tests.tests_folder()  # imported by module: pytest would collect a bare `tests_folder`
+    assert folder.name == "test" and folder.parent.name == "arm"
+    files = select_files(["ops/test_c*.py", "ops/test_cumsum.py", "misc/test_int64.py"], folder)
+    assert "ops/test_cat.py" in files and files.count("ops/test_cumsum.py") == 1 and files[-1] == "misc/test_int64.py"
+    with pytest.raises(WorkbenchError, match="no test file .* matches 'ops/test_nothing_here.py'"):
+        select_files("ops/test_nothing_here.py", folder)
+
+
+def test_what_a_test_expects_is_read_from_it():
+    cases = from_arm_tests(["ops/test_cumsum.py", "ops/test_where.py"])
+    by_id = {c.test_id: c for c in cases}
+    fp = by_id[f"{CUMSUM_FP}[1d_dim0]"]
+    assert (fp.pipeline, fp.profile, fp.quantize, fp.delegates, fp.compare) == \
+        ("TosaPipelineFP", "TOSA-1.0+FP", False, 1, True)
+    assert fp.expected == "delegated to TOSA (1 delegate), outputs match" and fp.runnable
+    integer = by_id["ops/test_cumsum.py::test_cumsum_tosa_INT[1d_dim0]"]
+    assert integer.profile == "TOSA-1.0+INT" and integer.quantize
+    assert not any("vgf" in c.test or "u55" in c.test for c in cases)  # TOSA tests only
+    not_supported = [c for c in cases if c.pipeline == "OpNotSupportedPipeline"]
+    assert not_supported and all(c.expected.startswith("not delegated") for c in not_supported)
+    assert not cases.import_failures
+
+
+@pytest.mark.slow
+def test_the_workbench_agrees_with_executorchs_own_arm_tests():
+    started = time.monotonic()
+    table = run_arm_tests(AGREEMENT_FILES, cap=CAP, workers=None, progress=False)
+    seconds = time.monotonic() - started
+    print(agreement_text(table))
+    print(f"{len(table)} cases of {len(AGREEMENT_FILES)} files in {seconds:.0f} s")
+    assert not table.attrs["import_failures"]
+    assert set(AGREEMENT_FILES) <= set(table["file"]), set(AGREEMENT_FILES) - set(table["file"])
+    assert table["agrees"].mean() > 0.95, agreement_text(table)
+    disagreeing = table[~table["agrees"]]
+    assert (disagreeing["disagreement"].str.len() > 20).all(), disagreeing[["test_id", "disagreement"]]
+    assert (table.loc[table["agrees"], "disagreement"] == "").all()
+
+
+@pytest.fixture(scope="module")
+def edited_checkout(tmp_path_factory):
+    """A checkout whose ops/test_cumsum.py has one more parametrization and one xfail, and whose ops/test_cat.py
+    does not import."""
+    root = make_checkout(tmp_path_factory.mktemp("executorch"))
+    cumsum = "test/ops/test_cumsum.py"
+    edit(root, cumsum, '        "1d_dim0": lambda: (torch.rand(10), 0),\n',
+         '        "1d_dim0": lambda: (torch.rand(10), 0),\n' + NEW_PARAM)
+    edit(root, cumsum, CUMSUM_PARAMETRIZE, CUMSUM_XFAIL)
+    edit(root, "test/ops/test_cat.py", "import torch\n", "import torch\ndef broken(:\n")
+    git(root, "commit", "-qam", "edited Arm tests")
+    return root
+
+
+@pytest.fixture(scope="module")
+def checkout_cases(edited_checkout):
+    return from_arm_tests(["ops/test_cumsum.py", "ops/test_cat.py"], backend=edited_checkout)
+
+
+@pytest.mark.slow
+def test_a_checkouts_edited_test_file_is_read_from_the_checkout(edited_checkout, checkout_cases):
+    by_id = {c.test_id: c for c in checkout_cases}
+    assert f"{CUMSUM_FP}[1d_dim0_checkout]" in by_id
+    assert by_id[f"{CUMSUM_FP}[2d_dim1]"].xfail == "edited in the checkout"
+    assert by_id["ops/test_cumsum.py::test_cumsum_tosa_INT[2d_dim1]"].xfail is None
+    assert checkout_cases.backend == str(edited_checkout)
+    installed = {c.test_id for c in from_arm_tests("ops/test_cumsum.py")}  # this process: the installed tests
+    assert f"{CUMSUM_FP}[1d_dim0_checkout]" not in installed and f"{CUMSUM_FP}[1d_dim0]" in installed
+
+    table = run_arm_tests(checkout_cases, only=[f"{CUMSUM_FP}[1d_dim0_checkout]", f"{CUMSUM_FP}[2d_dim1]"],
+                          progress=False)
+    rows = table.set_index("test_id")
+    assert len(rows) == 2 and rows["arm_backend"].str.contains("checkout").all(), rows["arm_backend"]
+    assert bool(rows.loc[f"{CUMSUM_FP}[1d_dim0_checkout]", "agrees"])
+    assert not rows.loc[f"{CUMSUM_FP}[2d_dim1]", "agrees"]  # the test now expects a failure the workbench does not see
+    assert "xfail (edited in the checkout)" in rows.loc[f"{CUMSUM_FP}[2d_dim1]", "disagreement"]
+
+
+@pytest.mark.slow
+def test_a_test_file_that_does_not_import_is_reported_and_skipped(checkout_cases):
+    (error,) = checkout_cases.import_failures.values()
+    assert list(checkout_cases.import_failures) == ["ops/test_cat.py"]
+    assert error.startswith("SyntaxError") and "test_cat.py:" in error, error
+    assert {c.file for c in checkout_cases} == {"ops/test_cumsum.py"}  # the rest went on
+    assert len(checkout_cases) == 2 * 8
+
+
+def test_the_cli_prints_the_agreement_and_writes_the_rows(tmp_path, capsys):
+    from workbench.cli import main
+
+    out = tmp_path / "arm.csv"
+    assert main(["sweep", "--arm-tests", "ops/test_cumsum.py", "--arm-tests-cap", "1", "--workers", "1",
+                 "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "2/2 cases agree with executorch's tests (100.0%)" in printed and "ops/test_cumsum.py: 2/2" in printed
+    saved = workbench.load_results(out)
+    assert set(saved["test_id"]) == {f"{CUMSUM_FP}[1d_dim0]", "ops/test_cumsum.py::test_cumsum_tosa_INT[1d_dim0]"}
+    assert saved["agrees"].all()
+
+
+def _result(outcome, numerics, delegates=1, cpu=(), outputs=(), error=None):
+    from types import SimpleNamespace
+
+    return SimpleNamespace(outcome=outcome, numerics=numerics, delegates=(object(),) * delegates, error=error,
+                           cpu_nodes=[SimpleNamespace(target=t, reason=r) for t, r in cpu], outputs=outputs)
+
+
+def test_every_disagreement_says_why():
+    from types import SimpleNamespace
+
+    from workbench import Numerics, Outcome
+    from workbench.batch.arm_test_verdicts import agrees
+    from workbench.stack.arm_test_record import ArmTestCase
+
+    fp = ArmTestCase(file="ops/test_x.py", test="test_x_tosa_FP", param="a", pipeline="TosaPipelineFP",
+                     profile="TOSA-1.0+FP", delegates=1, exir_ops=("aten_x_default",), compare=True)
+    assert agrees(fp, _result(Outcome.DELEGATED, Numerics.MATCH)) == (True, "")
+    close = SimpleNamespace(index=0, dtype="float32", eager=[1.0, 2.0], reference=[1.0005, 2.0], match=False,
+                            max_abs_error=5e-4, atol=1e-5, rtol=1e-4)
+    ok, why = agrees(fp, _result(Outcome.DELEGATED, Numerics.MISMATCH, outputs=(close,)))
+    assert not ok and "within the test's atol=0.001, rtol=0.001, beyond the workbench's" in why
+    ok, why = agrees(fp, _result(Outcome.PARTIAL, Numerics.MATCH, cpu=[("aten.x.default", "int64 not supported")]))
+    assert not ok and "aten_x_default left on CPU" in why and "aten.x.default: int64 not supported" in why
+    xfail = ArmTestCase(file="ops/test_x.py", test="test_x_tosa_FP", param="a", pipeline="TosaPipelineFP",
+                        profile="TOSA-1.0+FP", delegates=1, compare=True, xfail="MLETORCH-1 wrong output")
+    assert agrees(xfail, _result(Outcome.LOWERING_ERROR, Numerics.NOT_RUN, delegates=0)) == (True, "")
+    ok, why = agrees(xfail, _result(Outcome.DELEGATED, Numerics.MATCH))
+    assert not ok and "xfail (MLETORCH-1 wrong output)" in why

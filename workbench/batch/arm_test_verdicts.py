@@ -1,0 +1,115 @@
+"""Does the workbench's result of one of executorch's Arm test cases agree with what the test expects, and if not, why.
+
+`holds(case, result)` checks the test's own assertions on the workbench's result, as far as a result can say:
+no error; the delegate count of the test's `check_count.exir` stage; its `check_not.exir` edge operators not left on
+CPU; for OpNotSupportedPipeline the operators it counts on CPU; and, when the test compares the reference model's
+outputs with eager, that the numerics match. The test expects that to hold, or, when it is marked xfail, not to.
+
+`explain(case, result, failed)` says why a disagreeing case disagrees, from what the capture recorded and the
+result holds: the test's tolerance against the workbench's (docs/executorch-pipelines.md), its op-count checks with
+the partitioner's reasons, a quantizer configuration the workbench does not reproduce, an xfail whose cause the
+workbench does not check, or the workbench's own error with its root cause.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+from ..core.outcomes import FAILED_OUTCOMES, Numerics
+
+# What executorch's pipelines check that a workbench result cannot show (an xfail may rest on one of them).
+NOT_CHECKED = ("to_executorch serialization", "the INT pipeline's comparison with the float model (frobenius and "
+               "cosine thresholds)", "strict export", "the aten operators after export")
+
+
+def _edge(target: str) -> str:
+    return target.replace(".", "_")
+
+
+def holds(case, result) -> tuple[bool, list[str]]:
+    """(the test's assertions hold on `result`, the ones that do not, in words)."""
+    if result.outcome in FAILED_OUTCOMES:
+        stage = result.error.stage if result.error else ""
+        return False, [f"{result.outcome.value} in {stage}" if stage else result.outcome.value]
+    failed = []
+    count = len(result.delegates)
+    if case.delegates is not None and count != case.delegates:
+        failed.append(f"{count} delegate(s) where the test checks {case.delegates}")
+    on_cpu = Counter(_edge(node.target) for node in result.cpu_nodes)
+    failed += [f"{op} left on CPU" for op in case.exir_ops if on_cpu[op]]
+    failed += [f"{op} on CPU x{on_cpu[op]} where the test checks x{n}" for op, n in case.cpu_ops if on_cpu[op] != n]
+    if case.compare and count:
+        if result.numerics in (Numerics.MISMATCH, Numerics.REFERENCE_ERROR):
+            failed.append(f"numerics {result.numerics.value}")
+        elif result.numerics is Numerics.NOT_RUN:
+            failed.append("outputs not compared (the test compares them)")
+    return not failed, failed
+
+
+def agrees(case, result) -> tuple[bool, str]:
+    """(the workbench's verdict agrees with the test's expectation, why not: empty when it agrees)."""
+    ok, failed = holds(case, result)
+    if ok == (case.xfail is None):
+        return True, ""
+    return False, explain(case, result, failed)
+
+
+def explain(case, result, failed: list[str]) -> str:
+    """Why the workbench and the test disagree on `case`: what failed, and the difference that accounts for it."""
+    if case.xfail is not None:
+        raises = f", raises {case.xfail_raises}" if case.xfail_raises else ""
+        return (f"the test is marked xfail ({case.xfail or 'no reason given'}{raises}), but its assertions that a "
+                f"workbench result can show all hold; the failure lies in what the workbench does not check: "
+                f"{', '.join(NOT_CHECKED)}")
+    parts = ["; ".join(failed)]
+    if result.error is not None:
+        parts.append(f"root cause: {result.error.root_cause_type}: {result.error.root_cause}"[:400])
+    if case.quantize and case.quantizer_settings:
+        parts.append("the test quantizes with " + ", ".join(case.quantizer_settings) + "; the workbench quantizes "
+                     "with the default symmetric int8 configuration")
+    if any("delegate" in f or "on CPU" in f for f in failed):
+        reasons = [f"{n.target}: {n.reason}" for n in result.cpu_nodes if n.reason][:3]
+        parts.append("op-count check of the test; the partitioner's reasons: " + ("; ".join(reasons) or "none"))
+    if any(f.startswith("numerics") for f in failed):
+        parts.append(_tolerance(case, result))
+    if case.transform_passes:
+        parts.append(f"the test lowers with {', '.join(case.transform_passes)}, given to the workbench too")
+    return ". ".join(p for p in parts if p)
+
+
+def _within(output, atol: float, rtol: float) -> bool | None:
+    """Every value of one output within atol + rtol * |eager|; None when the values are not there to compare."""
+    if output.eager is None or output.reference is None:
+        return None
+    eager, reference = _flat(output.eager), _flat(output.reference)
+    if len(eager) != len(reference):
+        return False
+    for e, r in zip(eager, reference):
+        e, r = float(e), float(r)
+        if math.isnan(e) and math.isnan(r):
+            continue
+        if not abs(e - r) <= atol + rtol * abs(e):
+            return False
+    return True
+
+
+def _flat(values) -> list:
+    if isinstance(values, (list, tuple)):
+        return [v for item in values for v in _flat(item)]
+    return [values]
+
+
+def _tolerance(case, result) -> str:
+    wrong = [o for o in result.outputs if not o.match]
+    if case.quantize:
+        return (f"the test compares INT outputs within qtol={case.qtol} quantization step(s) of the output's scale and "
+                "against the float model; the workbench within one int8 step of the output's range, against the "
+                "quantized model run eagerly")
+    verdicts = [_within(o, case.atol, case.rtol) for o in wrong]
+    shown = ", ".join(f"output {o.index} ({o.dtype}) max |diff| {o.max_abs_error:.3g}, workbench atol {o.atol:g} "
+                      f"rtol {o.rtol:g}" for o in wrong if o.max_abs_error is not None)
+    if verdicts and all(v for v in verdicts):
+        return (f"tolerance: within the test's atol={case.atol:g}, rtol={case.rtol:g}, beyond the workbench's "
+                f"per-dtype tolerance ({shown})")
+    return f"tolerance: beyond the test's atol={case.atol:g}, rtol={case.rtol:g} as well ({shown or 'no values'})"

@@ -1,0 +1,301 @@
+"""executorch's own Arm tests as a case source (`workbench.cases`).
+
+    cases = workbench.cases.from_arm_tests(["ops/test_cumsum.py", "ops/test_c*.py", "misc/test_int64.py"])
+    table = workbench.cases.run_arm_tests(cases)          # result columns + test_id, expected, agrees, disagreement
+    print(workbench.cases.agreement_text(table))
+
+`from_arm_tests(selection, backend=None, cap=None)` reads the TOSA tests (functions named `*tosa_FP*` /
+`*tosa_INT*`) of the files matched by `selection` (paths relative to backends/arm/test, globs allowed) from the
+installed executorch, or from a checkout's (`backend=path`: see stack/arm_backend.py), without editing a file: one
+`ArmTestCase` per parametrization (at most `cap` per test function, the first ones), with its module, example
+inputs, profile, quantization and what the test expects (stack/arm_test_capture.py, arm_test_record.py). A file
+that does not import is reported in `cases.import_failures` and skipped; the rest goes on.
+
+`run_arm_tests(...)` runs the runnable cases through the same pipeline as catalogue cases (`run_model`), each in
+its own forked child (isolated, `timeout` per case), `workers` at a time, with a progress bar; not cached (a case is
+code of executorch's test files, not a catalogue declaration). Each row says whether the workbench's verdict agrees
+with the test's expectation and, where not, why (arm_test_verdicts.py).
+
+A process keeps the Arm backend it imported first, so a backend other than this process's is read and run in a
+new process (`python -c ... child_main`), whose executorch.backends.arm is the checkout's; its cases then come back
+without their module objects and `run_arm_tests` runs them again in such a process.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import pickle
+import subprocess
+import sys
+import tempfile
+import traceback
+import warnings
+from pathlib import Path
+
+from .. import policies
+from ..core.errors import StackError, WorkbenchError
+from ..core.records import INSTALLED
+from ..core.rows import RESULT_COLUMNS, result_row
+from ..stack.arm_test_record import ArmTestCase
+from .arm_test_verdicts import agrees
+
+ARM_TEST_COLUMNS = ("test_id", "expected", "agrees", "disagreement", "pipeline", "file")
+__all__ = ["ARM_TEST_COLUMNS", "ArmTestCase", "ArmTestCases", "agreement_text", "from_arm_tests", "run_arm_tests"]
+
+
+class ArmTestCases(list):
+    """The cases of a selection of test files, with what could not be read: `import_failures` (file -> error),
+    `skipped` and `not_captured` (test id -> reason), and the `selection`, `backend` and `cap` they came from."""
+
+    def __init__(self, cases=(), *, selection=(), backend=None, cap=None, files=(), import_failures=None):
+        super().__init__(cases)
+        self.selection, self.backend, self.cap = tuple(selection), backend, cap
+        self.files, self.import_failures = tuple(files), dict(import_failures or {})
+
+    @property
+    def skipped(self) -> dict[str, str]:
+        return {c.test_id: c.skip for c in self if c.skip}
+
+    @property
+    def not_captured(self) -> dict[str, str]:
+        return {c.test_id: c.capture_error for c in self if c.capture_error and not c.skip}
+
+    def runnable(self) -> list[ArmTestCase]:
+        return [c for c in self if c.runnable]
+
+
+# --- which files, which backend ----------------------------------------------------------------------------------
+
+def tests_folder(backend=None) -> Path:
+    """backends/arm/test of `backend` (a checkout, its backends/arm, "installed"; None: this process's)."""
+    from ..stack.arm_backend import active, installed_folder, resolve_folder
+
+    if backend is None:
+        current = active()
+        return (Path(current.path) if current.path else installed_folder()) / "test"
+    return (installed_folder() if str(backend) == INSTALLED else resolve_folder(backend)) / "test"
+
+
+def select_files(selection, folder: Path) -> list[str]:
+    """The .py files under `folder` matched by `selection` (a pattern or a list; globs allowed), relative, sorted
+    per pattern, each once."""
+    patterns = [selection] if isinstance(selection, (str, os.PathLike)) else list(selection)
+    found: list[str] = []
+    for pattern in patterns:
+        matched = sorted(p.relative_to(folder).as_posix() for p in folder.glob(str(pattern))
+                         if p.is_file() and p.suffix == ".py")
+        if not matched:
+            raise WorkbenchError(f"no test file under {folder} matches {str(pattern)!r}; give paths relative to "
+                                 "backends/arm/test, e.g. 'ops/test_cumsum.py', 'ops/test_c*.py', 'misc/test_int64.py'")
+        found += [m for m in matched if m not in found]
+    return found
+
+
+def _other_backend(backend) -> bool:
+    """True when `backend` is not the Arm backend this process runs (or will run)."""
+    if backend is None:
+        return False
+    return tests_folder(backend).resolve() != tests_folder(None).resolve()
+
+
+# --- collecting --------------------------------------------------------------------------------------------------
+
+def from_arm_tests(selection, backend=None, *, cap: int | None = None) -> ArmTestCases:
+    """The TOSA cases of executorch's Arm test files matched by `selection`, read from `backend` (default: this
+    process's Arm backend). `cap`: at most that many parametrizations per test function (the first ones)."""
+    if _other_backend(backend):
+        found = _in_fresh_process("collect", selection, backend, cap=cap)
+        found.backend = str(backend)
+        return found
+    from ..stack import loader
+    from ..stack.arm_test_capture import capture_file
+
+    loader.arm()  # honours WORKBENCH_ARM_BACKEND before the test suite imports the backend
+    folder = tests_folder(None)
+    files = select_files(selection, folder)
+    cases, failures = [], {}
+    for name in files:
+        try:
+            cases += capture_file(name, cap)
+        except StackError:
+            raise
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as exc:  # noqa: B036 - pytest.skip at module level raises a BaseException
+            failures[name] = _import_failure(exc, folder)
+            warnings.warn(f"executorch Arm test file {name} skipped: {failures[name]}", stacklevel=2)
+    return ArmTestCases(cases, selection=[selection] if isinstance(selection, str) else selection,
+                        backend=None if backend is None else str(backend), cap=cap, files=files,
+                        import_failures=failures)
+
+
+def _import_failure(exc: BaseException, folder: Path) -> str:
+    """The error of a test file that did not import, with the file and line in the test folder that raised it."""
+    text = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+    if isinstance(exc, SyntaxError) and exc.filename:
+        return f"{text} ({Path(exc.filename).name}:{exc.lineno})"
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename).is_relative_to(folder)]
+    if frames:
+        text += f" (at {Path(frames[-1].filename).relative_to(folder).as_posix()}:{frames[-1].lineno})"
+    return text
+
+
+# --- running -----------------------------------------------------------------------------------------------------
+
+def run_arm_tests(source, backend=None, *, cap: int | None = None, only=None, workers: int | None = 1,
+                  timeout: float | None = None, progress: bool = True):
+    """Run executorch Arm test cases through the workbench; one row per case run.
+
+    source: an ArmTestCases (from_arm_tests), or a selection of test files (then read from `backend` with `cap`).
+    only: test ids to keep. workers: forked children at a time (None: the number of cores). timeout: seconds per
+    case. The frame's attrs hold `import_failures`, `skipped`, `not_captured` and `backend`.
+    """
+    if isinstance(source, ArmTestCases):
+        backend, cap = source.backend, source.cap
+        only = [c.test_id for c in source] if only is None else only
+        selection = source.selection
+    else:
+        selection = source
+    if _other_backend(backend):
+        return _in_fresh_process("run", selection, backend, cap=cap, only=only, workers=workers, timeout=timeout,
+                                 progress=progress)
+    carried = isinstance(source, ArmTestCases) and not any(
+        c.module is None and c.profile and not c.skip and not c.capture_error for c in source)
+    cases = source if carried else from_arm_tests(selection, cap=cap)  # cases read elsewhere: read them again
+    keep = None if only is None else set(only)
+    chosen = [c for c in cases if keep is None or c.test_id in keep]
+    results = _run(chosen, workers, timeout, progress)
+    return _table(chosen, results, cases, backend)
+
+
+def _run(cases: list[ArmTestCase], workers, timeout, progress) -> dict:
+    """test id -> CaseResult for the runnable cases, each in a forked child of a WorkerPool."""
+    from ..pipeline.case import run_model
+    from ..pipeline.isolation import WorkerPool
+
+    runnable = [c for c in cases if c.runnable]
+    if not runnable:
+        return {}
+    policy = policies.get(None)
+
+    def task(case: ArmTestCase):
+        def run(reporter, profiles):
+            reporter.start(0)
+            passes = [copy.deepcopy(p) for p in case.passes] or None  # the test's own pass objects
+            reporter.result(run_model(case.module, case.inputs, case.profile, quantize=case.quantize,
+                                      dynamic_shapes=case.dynamic_shapes, name=case.test_id,
+                                      transform_passes=passes, on_stage=reporter.stage))
+
+        identity = {"op": case.test_id, "dtype": "qint8" if case.quantize else None, "policy": policy.name,
+                    "seed": None, "transform_passes": case.transform_passes}
+        return (identity, [case.profile], run)
+
+    bar = _bar(len(runnable), progress)
+    found = {}
+    for result in WorkerPool(workers or os.cpu_count() or 1, timeout=timeout).results([task(c) for c in runnable]):
+        found[result.op] = result
+        if bar is not None:
+            bar.set_postfix_str(result.outcome.value, refresh=False)
+            bar.update(1)
+    if bar is not None:
+        bar.close()
+    return found
+
+
+def _bar(total: int, enabled: bool):
+    if not enabled:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc="executorch Arm tests", unit="case")
+
+
+def _table(chosen: list[ArmTestCase], results: dict, cases: ArmTestCases, backend):
+    import pandas as pd
+
+    rows = []
+    for case in chosen:
+        result = results.get(case.test_id)
+        if result is None:
+            continue
+        agreeing, why = agrees(case, result)
+        rows.append({**result_row(result), "test_id": case.test_id, "expected": case.expected, "agrees": agreeing,
+                     "disagreement": why, "pipeline": case.pipeline, "file": case.file})
+    table = pd.DataFrame(rows, columns=[*RESULT_COLUMNS, *ARM_TEST_COLUMNS])
+    table["agrees"] = table["agrees"].astype(bool)
+    kept = {c.test_id for c in chosen}
+    table.attrs.update(import_failures=dict(cases.import_failures),
+                       skipped={k: v for k, v in cases.skipped.items() if k in kept},
+                       not_captured={k: v for k, v in cases.not_captured.items() if k in kept},
+                       backend=str(backend) if backend is not None else None)
+    return table
+
+
+def agreement_text(table) -> str:
+    """The agreement rate, per file, then each disagreement with its explanation, then what was not run."""
+    agreeing, total = int(table["agrees"].sum()), len(table)
+    rate = f"{100 * agreeing / total:.1f}%" if total else "-"
+    lines = [f"{agreeing}/{total} cases agree with executorch's tests ({rate})"]
+    for name, rows in table.groupby("file", sort=False):
+        lines.append(f"  {name}: {int(rows['agrees'].sum())}/{len(rows)}")
+    for row in table[~table["agrees"]].itertuples():
+        lines.append(f"DISAGREES {row.test_id} [{row.profile}]: expected {row.expected}; workbench "
+                     f"{row.outcome}/{row.numerics}: {row.disagreement}")
+    attrs = table.attrs
+    for name, error in (attrs.get("import_failures") or {}).items():
+        lines.append(f"NOT IMPORTED {name}: {error}")
+    if attrs.get("skipped"):
+        lines.append(f"skipped by executorch's marks: {len(attrs['skipped'])}")
+    for test_id, error in (attrs.get("not_captured") or {}).items():
+        lines.append(f"NOT CAPTURED {test_id}: {error}")
+    return "\n".join(lines)
+
+
+# --- another Arm backend: a new process --------------------------------------------------------------------------
+
+def _in_fresh_process(mode: str, selection, backend, **options):
+    """Collect ("collect") or run ("run") in a new process whose Arm backend is `backend`."""
+    payload = dict(mode=mode, backend=str(backend), cap=options.pop("cap", None), options=options,
+                   selection=[str(selection)] if isinstance(selection, (str, os.PathLike)) else
+                   [str(s) for s in selection])
+    environment = dict(os.environ)
+    environment.pop("WORKBENCH_ARM_BACKEND", None)
+    with tempfile.TemporaryDirectory(prefix="workbench-arm-tests-") as folder:
+        payload["out"] = str(Path(folder) / "out.pickle")
+        command = [sys.executable, "-c", "from workbench.batch.arm_tests import child_main; child_main()",
+                   json.dumps(payload)]
+        print(f"reading executorch's Arm tests from the Arm backend {backend} in a new process", file=sys.stderr)
+        done = subprocess.run(command, env=environment, stdout=subprocess.DEVNULL)
+        if not Path(payload["out"]).is_file():
+            raise WorkbenchError(f"the process reading executorch's Arm tests from {backend} stopped (exit code "
+                                 f"{done.returncode}) without an answer")
+        with open(payload["out"], "rb") as handle:
+            packed = pickle.load(handle)  # noqa: S301 - written just now by our own child
+    if "error" in packed:
+        raise WorkbenchError(f"executorch's Arm tests on the Arm backend {backend}: {packed['error']}")
+    value = packed["value"]
+    if mode == "run":
+        value.attrs.update(packed["attrs"], backend=str(backend))
+    return value
+
+
+def child_main() -> None:
+    """The new process of `_in_fresh_process`: choose the Arm backend first, then collect or run."""
+    from ..stack.arm_backend import use_arm_backend
+
+    payload = json.loads(sys.argv[-1])
+    try:
+        use_arm_backend(payload["backend"])
+        if payload["mode"] == "collect":
+            found = from_arm_tests(payload["selection"], cap=payload["cap"])
+            packed = {"value": ArmTestCases([c.without_objects() for c in found], selection=found.selection,
+                                            cap=found.cap, files=found.files, import_failures=found.import_failures)}
+        else:
+            table = run_arm_tests(payload["selection"], cap=payload["cap"], **payload["options"])
+            packed = {"value": table, "attrs": dict(table.attrs)}
+    except Exception as exc:
+        packed = {"error": f"{type(exc).__name__}: {exc}"}
+    with open(payload["out"], "wb") as handle:
+        pickle.dump(packed, handle)

@@ -1,0 +1,247 @@
+"""executorch's own Arm tests (executorch/backends/arm/test/) read as cases: the one module that touches its test suite.
+
+The test suite is executorch internals as much as a private attribute is: its pipeline classes
+(`tester/test_pipeline.py`: TosaPipelineFP, TosaPipelineINT, OpNotSupportedPipeline), `tester/arm_tester.py`'s
+ArmTester and `common.parametrize` are read here and nowhere else. `check_test_suite()` refuses with a StackError
+naming what is missing when a class or a constructor parameter read here is gone, and warns (StackWarning) when a
+constructor's source is no longer the one this module reproduces (`PINNED_SOURCES`).
+
+How a test file is read, without editing it: the module is imported from the process's Arm backend (installed, or
+a checkout's: stack/arm_backend.py), seeded as executorch's conftest seeds (random and torch at 0, before the
+import and before every test call); the pipeline classes and ArmTester are replaced *in that module's namespace
+only* by recorders, and every test function whose name holds `tosa_FP` or `tosa_INT` is called once per
+parametrization. A recorder keeps the constructor's arguments (the profile string built exactly as the real class
+builds it) and every later call on the pipeline (pop_stage, change_args, quantizer settings, ...); `run()` does
+nothing. The originals are put back afterwards.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import inspect
+import itertools
+import random
+import warnings
+
+from ..core.errors import StackError
+from .arm_test_record import ArmTestCase, fold
+from .internals import StackWarning
+
+TEST_PACKAGE = "executorch.backends.arm.test"
+SEED = 0  # executorch's conftest: TEST_SEED defaults to 0
+# The constructor parameters read below, per class; a missing one refuses (check_test_suite).
+READ_PARAMETERS = {
+    "TosaPipelineFP": ("module", "test_data", "exir_op", "run_on_tosa_ref_model", "atol", "rtol", "qtol",
+                       "compare_tosa_ref_model_outputs", "dynamic_shapes", "transform_passes", "tosa_version",
+                       "tosa_extensions"),
+    "TosaPipelineINT": ("module", "test_data", "exir_op", "run_on_tosa_ref_model", "atol", "rtol", "qtol",
+                        "compare_tosa_ref_model_outputs", "dynamic_shapes", "tosa_version", "tosa_extensions",
+                        "symmetric_io_quantization", "per_channel_quantization", "fold_quantize"),
+    "OpNotSupportedPipeline": ("module", "test_data", "non_delegated_ops", "n_expected_delegates", "quantize",
+                               "u55_subset", "tosa_version", "tosa_extensions"),
+    "ArmTester": ("model", "example_inputs", "compile_spec", "dynamic_shapes", "transform_passes"),
+}
+# sha256 (16 hex digits) of each constructor's source this module reproduces (profile and quantization).
+PINNED_SOURCES = {"TosaPipelineFP": "a013cd655e7fadd5", "TosaPipelineINT": "8f291522591d2f9c",
+                  "OpNotSupportedPipeline": "87871125e0a4b715", "ArmTester": "22b1ffe0b55975e8"}
+
+
+# --- the test suite's shape --------------------------------------------------------------------------------------
+
+def _suite_classes() -> dict[str, type]:
+    pipelines = importlib.import_module(f"{TEST_PACKAGE}.tester.test_pipeline")
+    tester = importlib.import_module(f"{TEST_PACKAGE}.tester.arm_tester")
+    found = {name: getattr(pipelines, name, None) for name in READ_PARAMETERS if name != "ArmTester"}
+    found["ArmTester"] = getattr(tester, "ArmTester", None)
+    found["BasePipeline"] = getattr(pipelines, "BasePipeline", None)
+    return found
+
+
+def check_test_suite() -> dict[str, type]:
+    """The classes read here; StackError naming what is gone when one of them or a parameter read is missing."""
+    try:
+        classes = _suite_classes()
+        common = importlib.import_module(f"{TEST_PACKAGE}.common")
+    except ImportError as exc:
+        raise StackError(f"executorch's Arm test suite does not import ({type(exc).__name__}: {exc}); reading "
+                         "its tests as cases needs backends/arm/test/tester and common.py") from exc
+    wrong = [f"{name} is missing" for name, cls in classes.items() if not isinstance(cls, type)]
+    if not callable(getattr(common, "parametrize", None)):
+        wrong.append("common.parametrize is missing")
+    for name, wanted in READ_PARAMETERS.items():
+        if isinstance(classes.get(name), type):
+            have = inspect.signature(classes[name].__init__).parameters
+            wrong += [f"{name}.__init__ has no parameter {p!r}" for p in wanted if p not in have]
+    if wrong:
+        raise StackError("executorch's Arm test suite changed: " + "; ".join(wrong) + ". workbench/stack/"
+                         "arm_test_capture.py reads these to turn its tests into cases")
+    for name, digest in PINNED_SOURCES.items():
+        source = inspect.getsource(classes[name].__init__)
+        if hashlib.sha256(source.encode()).hexdigest()[:16] != digest:
+            warnings.warn(f"executorch's {name}.__init__ is not the source workbench/stack/arm_test_capture.py "
+                          "reproduces (how it builds the profile and quantizes): check the captured cases against "
+                          "it", StackWarning, stacklevel=2)
+    return classes
+
+
+# --- recorders ---------------------------------------------------------------------------------------------------
+
+class _Calls:
+    """Stands for pipeline.tester / pipeline.quantizer: takes any call or assignment, and logs it."""
+
+    def __init__(self, log: list, prefix: str):
+        object.__setattr__(self, "_log", log)
+        object.__setattr__(self, "_prefix", prefix)
+
+    def __getattr__(self, name):
+        def call(*args, **kwargs):
+            self._log.append((f"{self._prefix}.{name}", args, kwargs))
+            return None
+
+        return call
+
+    def __setattr__(self, name, value):
+        self._log.append((f"{self._prefix}.{name}=", (value,), {}))
+
+
+def _recorder(real: type, sink: list):
+    """A stand-in for the pipeline class `real` (or ArmTester) that records its construction and later calls."""
+    signature = inspect.signature(real.__init__)
+    kind = real.__name__
+
+    class Recorder:
+        def __class_getitem__(cls, item):  # TosaPipelineFP[input_t](...)
+            return cls
+
+        def __init__(self, *args, **kwargs):
+            bound = signature.bind(None, *args, **kwargs)
+            bound.apply_defaults()
+            arguments = dict(bound.arguments)
+            arguments.pop(next(iter(signature.parameters)), None)  # self
+            self._log: list = []
+            self.tester = _Calls(self._log, "tester")
+            self.quantizer = _Calls(self._log, "quantizer")
+            sink.append((kind, arguments, self._log))
+
+        def run(self):
+            return None
+
+        def __getattr__(self, name):  # pop_stage, change_args, add_stage_after, ... and ArmTester's chain
+            log = self.__dict__.get("_log")
+            if log is None:
+                raise AttributeError(name)
+
+            def call(*args, **kwargs):
+                log.append((name, args, kwargs))
+                return self
+
+            return call
+
+    Recorder.__name__ = Recorder.__qualname__ = f"Recording{kind}"
+    return Recorder
+
+
+# --- parametrizations and marks ----------------------------------------------------------------------------------
+
+def _marks(obj) -> list:
+    return list(getattr(obj, "pytestmark", []) or [])
+
+
+def _mark_expectation(marks) -> dict:
+    """skip / xfail from pytest marks (of the parameter or the function)."""
+    found: dict = {}
+    for mark in marks:
+        if mark.name == "skip":
+            found["skip"] = mark.kwargs.get("reason") or (mark.args[0] if mark.args else "skip")
+        elif mark.name == "skipif":
+            condition = mark.args[0] if mark.args else mark.kwargs.get("condition")
+            if not isinstance(condition, str) and bool(condition):
+                found["skip"] = mark.kwargs.get("reason", "skipif")
+        elif mark.name == "xfail":
+            condition = mark.args[0] if mark.args and not isinstance(mark.args[0], str) else True
+            if condition:
+                raises = mark.kwargs.get("raises")
+                found["xfail"] = str(mark.kwargs.get("reason", ""))
+                found["xfail_raises"] = None if raises is None else getattr(raises, "__name__", str(raises))
+    return found
+
+
+def _axis(mark) -> list:
+    names = mark.args[0]
+    names = [n.strip() for n in names.split(",")] if isinstance(names, str) else list(names)
+    ids = mark.kwargs.get("ids")
+    axis = []
+    for index, value in enumerate(mark.args[1]):
+        if hasattr(value, "values") and hasattr(value, "marks"):  # pytest.param(...)
+            values, marks, pid = value.values, list(value.marks), value.id
+        else:
+            values, marks, pid = ((value,) if len(names) == 1 else tuple(value)), [], None
+        if pid is None:
+            pid = str(ids[index]) if ids and not callable(ids) and index < len(ids) else str(index)
+        axis.append((pid, dict(zip(names, values)), marks))
+    return axis
+
+
+def parametrizations(function) -> list[tuple[str, dict, list]]:
+    """(id, keyword arguments, marks) over the product of the function's parametrize marks, in pytest's order."""
+    axes = [_axis(m) for m in _marks(function) if m.name == "parametrize"]
+    if not axes:
+        return [("", {}, [])]
+    found = []
+    for combination in itertools.product(*axes):
+        arguments, marks = {}, []
+        for _, values, extra in combination:
+            arguments.update(values)
+            marks += extra
+        found.append(("-".join(c[0] for c in combination), arguments, marks))
+    return found
+
+
+def seed() -> None:
+    """What executorch's conftest does before collecting and before each test (TEST_SEED=0)."""
+    import torch
+
+    random.seed(SEED)
+    torch.manual_seed(SEED)
+
+
+def capture_file(relative: str, cap: int | None = None) -> list[ArmTestCase]:
+    """The TOSA cases of one test file (path relative to backends/arm/test), at most `cap` parametrizations per
+    test function (the first ones). Raises whatever importing the file raises."""
+    classes = check_test_suite()
+    seed()
+    module = importlib.import_module(f"{TEST_PACKAGE}.{relative.removesuffix('.py').replace('/', '.')}")
+    sink: list = []
+    originals = {name: value for name, value in vars(module).items() if inspect.isclass(value)
+                 and (issubclass(value, classes["BasePipeline"]) or issubclass(value, classes["ArmTester"]))}
+    for name, value in originals.items():
+        setattr(module, name, _recorder(value, sink))
+    try:
+        return _call_tests(module, relative, sink, cap)
+    finally:
+        for name, value in originals.items():
+            setattr(module, name, value)
+
+
+def _call_tests(module, relative: str, sink: list, cap: int | None) -> list[ArmTestCase]:
+    cases = []
+    for name, function in list(vars(module).items()):
+        if not (name.startswith("test_") and callable(function) and ("tosa_FP" in name or "tosa_INT" in name)):
+            continue
+        function_marks = [m for m in _marks(function) if m.name != "parametrize"]
+        for pid, arguments, marks in parametrizations(function)[:cap]:
+            base = dict(file=relative, test=name, param=pid, **_mark_expectation(function_marks + marks))
+            start, error = len(sink), None
+            seed()
+            try:
+                function(**arguments)
+            except Exception as exc:  # the test body itself failed, before or after building its pipeline
+                error = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"
+            made = sink[start:]
+            if not made:
+                cases.append(ArmTestCase(pipeline="", capture_error=error or "the test built no pipeline", **base))
+            for index, (kind, arguments_, log) in enumerate(made):
+                param = f"{pid}#{index}" if len(made) > 1 else pid
+                cases.append(fold(kind, arguments_, log, dict(base, param=param), error))
+    return cases

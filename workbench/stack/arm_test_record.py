@@ -1,0 +1,235 @@
+"""One case of executorch's own Arm tests (`ArmTestCase`), and how what a recorder caught becomes one (`fold`).
+
+The recorders of arm_test_capture.py catch a test's pipeline construction (its arguments, bound to the real
+constructor's signature) and every later call on it. `fold` turns that into what the test asserts, as executorch's
+classes would (tester/test_pipeline.py): the profile string each class builds, whether it quantizes, the delegate
+count of its `check_count.exir` stage, the edge operators of its `check_not.exir` stage, whether it compares the
+reference model's outputs, and the stage ids the test pops or changes afterwards.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+EXIR_PREFIX = "executorch_exir_dialects_edge__ops_"
+DELEGATE_CALL = "torch.ops.higher_order.executorch_call_delegate"
+TOSA_PIPELINES = ("TosaPipelineFP", "TosaPipelineINT")
+NOT_SUPPORTED = "OpNotSupportedPipeline"
+TESTER = "ArmTester"
+
+
+@dataclass(frozen=True)
+class ArmTestCase:
+    """One parametrization of one TOSA test function of executorch's Arm tests, and what the test asserts."""
+
+    file: str  # relative to backends/arm/test, e.g. "ops/test_cumsum.py"
+    test: str  # the test function
+    param: str  # the parametrization id ("" when not parametrized)
+    pipeline: str  # TosaPipelineFP, TosaPipelineINT, OpNotSupportedPipeline, ArmTester, or another class's name
+    profile: str | None = None
+    quantize: bool = False
+    delegates: int | None = None  # the delegate count the test checks; None: not checked
+    cpu_ops: tuple = ()  # (edge op "aten_cumsum_default", count) the test expects left on CPU
+    exir_ops: tuple[str, ...] = ()  # edge ops the test expects gone from the graph (delegated)
+    compare: bool = False  # the test compares the reference model's outputs with eager (or the quantized model)
+    atol: float = 1e-3
+    rtol: float = 1e-3
+    qtol: float = 0
+    transform_passes: tuple[str, ...] = ()
+    quantizer_settings: tuple[str, ...] = ()  # what the test quantizes differently from the default int8 config
+    calls: tuple[str, ...] = ()  # every call the test made on its pipeline after building it
+    xfail: str | None = None  # the xfail reason ("" for none given); None: not xfail
+    xfail_raises: str | None = None
+    skip: str | None = None
+    capture_error: str | None = None  # the test body failed before a pipeline could be recorded
+    inputs_text: str = ""
+    module: Any = field(default=None, repr=False, compare=False)
+    inputs: Any = field(default=None, repr=False, compare=False)
+    dynamic_shapes: Any = field(default=None, repr=False, compare=False)
+    passes: tuple = field(default=(), repr=False, compare=False)  # the test's own pass objects
+
+    @property
+    def test_id(self) -> str:
+        return f"{self.file}::{self.test}" + (f"[{self.param}]" if self.param else "")
+
+    @property
+    def runnable(self) -> bool:
+        """Has a module to run and nothing keeping it from running (skip, a failed capture, a foreign pipeline)."""
+        return self.module is not None and self.profile is not None and not self.skip and not self.capture_error
+
+    @property
+    def expected(self) -> str:
+        """What the test asserts, in words."""
+        if self.pipeline == NOT_SUPPORTED:
+            on_cpu = ", ".join(f"{op} x{n}" for op, n in self.cpu_ops)
+            text = f"not delegated ({self.delegates} delegate(s); on CPU: {on_cpu or 'nothing checked'})"
+        elif self.pipeline in TOSA_PIPELINES:
+            text = ("delegated to TOSA" + (f" ({self.delegates} delegate)" if self.delegates is not None else "")
+                    + (", outputs match" if self.compare else ""))
+        else:
+            text = "lowers" + (f" ({self.delegates} delegate(s))" if self.delegates is not None else "") + \
+                (", outputs match" if self.compare else "")
+        return f"xfail ({self.xfail or 'no reason given'}): not {text}" if self.xfail is not None else text
+
+    def without_objects(self) -> "ArmTestCase":
+        """The record without the module, inputs and pass objects (to hand to another process)."""
+        return replace(self, module=None, inputs=None, dynamic_shapes=None, passes=())
+
+
+def _edge_op(name: str) -> str:
+    """'aten_cumsum_default' for the test's 'executorch_exir_dialects_edge__ops_aten_cumsum_default'."""
+    return str(name).removeprefix(EXIR_PREFIX)
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) < 120 else text[:117] + "..."
+
+
+def _call_text(name: str, args, kwargs) -> str:
+    shown = [_short(a) for a in args] + [f"{k}={_short(v)}" for k, v in kwargs.items()]
+    return f"{name}({', '.join(shown)})"
+
+
+def _inputs(data):
+    import torch
+
+    if isinstance(data, torch.Tensor):
+        return (data,)
+    return tuple(data) if isinstance(data, list) else data
+
+
+def _describe(value) -> str:
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        return f"{tuple(value.shape)}:{str(value.dtype).removeprefix('torch.')}"
+    if isinstance(value, (tuple, list)):
+        return "(" + ", ".join(_describe(v) for v in value) + ")"
+    return _short(value)
+
+
+def _passes(given) -> tuple:
+    if not given:
+        return ()
+    if isinstance(given, dict):  # passes per method: the workbench lowers `forward`
+        given = given.get("forward", [p for ps in given.values() for p in ps])
+    return tuple(given)
+
+
+def _pass_name(given) -> str:
+    return given.__name__ if isinstance(given, type) else type(given).__name__
+
+
+def _profile(kind: str, a: dict) -> tuple[str | None, bool, str | None]:
+    """(profile, quantize, why not) as the real class builds them."""
+    extensions = "".join(f"+{e}" for e in (a.get("tosa_extensions") or []))
+    version = a.get("tosa_version") or "1.0"
+    if kind == "TosaPipelineINT":
+        return f"TOSA-{version}+INT{extensions}", True, None
+    if kind == "TosaPipelineFP":
+        return f"TOSA-{version}+FP{extensions}", False, None
+    if kind == NOT_SUPPORTED:  # quantizes whenever the profile supports INT, i.e. when quantize=True
+        quantize = bool(a.get("quantize"))
+        return (f"TOSA-{version}{'+INT' if quantize else '+FP'}{'+u55' if a.get('u55_subset') else ''}"
+                f"{extensions}"), quantize, None
+    if kind == TESTER:
+        spec = getattr(a.get("compile_spec"), "tosa_spec", None)
+        if spec is None or type(a.get("compile_spec")).__name__ != "TosaCompileSpec":
+            return None, False, f"ArmTester with a {type(a.get('compile_spec')).__name__}, not a TOSA compile spec"
+        return str(spec), False, None
+    return None, False, f"{kind} is not a pipeline the workbench reproduces"
+
+
+def _int_quantization(a: dict) -> list[str]:
+    found = []
+    if a.get("symmetric_io_quantization"):
+        found.append("symmetric_io_quantization=True")
+    if "int16" in (a.get("tosa_extensions") or []):
+        found.append("a16w8 quantization (int16 extension)")
+    if a.get("per_channel_quantization") is False:
+        found.append("per_channel_quantization=False")
+    if a.get("fold_quantize") is False:
+        found.append("fold_quantize=False")
+    return found
+
+
+def fold(kind: str, a: dict, log: list, base: dict, error: str | None) -> ArmTestCase:
+    """The case a recorder caught: constructor arguments `a` of class `kind`, then the calls in `log`."""
+    profile, quantize, why_not = _profile(kind, a)
+    passes = _passes(a.get("transform_passes"))
+    exir = a.get("exir_op")
+    fields = dict(
+        pipeline=kind, profile=profile, quantize=quantize, transform_passes=tuple(_pass_name(p) for p in passes),
+        passes=passes, module=a.get("module", a.get("model")), dynamic_shapes=a.get("dynamic_shapes"),
+        inputs=_inputs(a.get("test_data", a.get("example_inputs"))),
+        exir_ops=tuple(_edge_op(o) for o in ([exir] if isinstance(exir, str) else list(exir or []))),
+        atol=a.get("atol", 1e-3), rtol=a.get("rtol", 1e-3), qtol=a.get("qtol", 0),
+        quantizer_settings=tuple(_int_quantization(a)) if kind == "TosaPipelineINT" else (),
+        capture_error=error or why_not)
+    if kind in TOSA_PIPELINES:
+        fields.update(delegates=1, compare=bool(a.get("run_on_tosa_ref_model", True))
+                      and bool(a.get("compare_tosa_ref_model_outputs", True)))
+    elif kind == NOT_SUPPORTED:
+        fields.update(delegates=int(a.get("n_expected_delegates", 0)), exir_ops=(),
+                      cpu_ops=tuple((_edge_op(o), int(n)) for o, n in (a.get("non_delegated_ops") or {}).items()))
+    fields["inputs_text"] = _describe(fields["inputs"])
+    _fold_calls(fields, log)
+    return ArmTestCase(**base, **fields)
+
+
+def _fold_calls(fields: dict, log: list) -> None:
+    """The test's calls on its pipeline (or ArmTester chain) after building it, folded into `fields`."""
+    calls, settings = [], list(fields["quantizer_settings"])
+    for name, args, kwargs in log:
+        calls.append(_call_text(name, args, kwargs))
+        stage = args[0] if args and isinstance(args[0], str) else None
+        if name == "pop_stage" and stage:
+            _pop(fields, stage)
+        elif name == "change_args" and stage:
+            _change(fields, stage, args[1:], kwargs)
+        elif name.startswith("quantizer.") or (name.startswith("tester.") and "quant" in name):
+            settings.append(_call_text(name, args, kwargs))
+        elif fields["pipeline"] == TESTER:
+            _tester_call(fields, name, args, kwargs)
+    fields.update(calls=tuple(calls), quantizer_settings=tuple(settings))
+
+
+def _pop(fields: dict, stage: str) -> None:
+    if stage == "quantize":
+        fields["quantize"] = False
+    elif stage.startswith("run_method_and_compare_outputs"):
+        fields["compare"] = False
+    elif stage == "check_count.exir":
+        fields.update(delegates=None, cpu_ops=())
+    elif stage == "check_not.exir":
+        fields["exir_ops"] = ()
+
+
+def _change(fields: dict, stage: str, args: tuple, kwargs: dict) -> None:
+    if stage == "check_count.exir" and args and isinstance(args[0], dict):
+        counts = dict(args[0])
+        fields["delegates"] = counts.pop(DELEGATE_CALL, None)
+        fields["cpu_ops"] = tuple((_edge_op(o), int(n)) for o, n in counts.items())
+    elif stage == "check_not.exir":
+        listed = args[0] if args else kwargs.get("exir_ops", [])
+        fields["exir_ops"] = tuple(_edge_op(o) for o in ([listed] if isinstance(listed, str) else listed or []))
+    elif stage.startswith("run_method_and_compare_outputs"):
+        for key in ("atol", "rtol", "qtol"):
+            if key in kwargs:
+                fields[key] = kwargs[key]
+        if kwargs.get("compare_outputs") is False:
+            fields["compare"] = False
+
+
+def _tester_call(fields: dict, name: str, args: tuple, kwargs: dict) -> None:
+    if name == "quantize":
+        fields["quantize"] = True
+    elif name == "run_method_and_compare_outputs":
+        fields["compare"] = kwargs.get("compare_outputs", True) is not False
+        for key in ("atol", "rtol", "qtol"):
+            if key in kwargs:
+                fields[key] = kwargs[key]
+    elif name == "check_count" and args and isinstance(args[0], dict) and DELEGATE_CALL in args[0]:
+        fields["delegates"] = int(args[0][DELEGATE_CALL])
+    elif name == "check_not" and args and isinstance(args[0], (list, tuple)):
+        fields["exir_ops"] += tuple(_edge_op(o) for o in args[0] if str(o).startswith(EXIR_PREFIX))
