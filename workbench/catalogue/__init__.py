@@ -1,6 +1,7 @@
 """The operator catalogue: one small declaration per single-op model.
 
-Each family module (elementwise, shape, reduction, creation, indexing, linalg, review) holds a list
+Each family module (elementwise, shape, reduction, creation, indexing, linalg, review, and architectures:
+small whole models built by `OpEntry.make_module`) holds a list
 `ENTRIES` of `OpEntry`; this module gathers them, checks names once, and answers look-ups.
 An entry names the edge operators it exercises, the dtypes it supports and how to build its
 inputs for each dtype from a seed.
@@ -21,10 +22,10 @@ _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
 def _gather() -> dict[str, OpEntry]:
-    from . import creation, elementwise, indexing, linalg, reduction, review, shape
+    from . import architectures, creation, elementwise, indexing, linalg, reduction, review, shape
 
     registry: dict[str, OpEntry] = {}
-    for family in (elementwise, shape, reduction, creation, indexing, linalg, review):
+    for family in (elementwise, shape, reduction, creation, indexing, linalg, review, architectures):
         for entry in family.ENTRIES:
             if not _NAME.match(entry.name):
                 raise ValueError(f"catalogue name {entry.name!r} must be lowercase snake_case")
