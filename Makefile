@@ -12,7 +12,9 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
+# Graphviz's `dot` draws the large partition graph; without it the explorer falls back to the matplotlib picture.
 setup: $(STAMP)
+	bash scripts/ensure-graphviz.sh || [ "$$CI" != true ]
 
 # The main job: JupyterLab on the notebooks (the explorer is notebooks/00-explorer.ipynb).
 # PORT and LAB_ARGS may be set, e.g. `make run LAB_ARGS=--no-browser`.

@@ -17,17 +17,10 @@ if [ -n "${WORKBENCH_CHROMIUM:-}" ]; then
     exit 1
 fi
 
-if [ "${EUID:-1}" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
-    echo "ensure-browser: no Chromium at $CHROMIUM; install Debian's 'chromium' package" \
-         "(as root: apt-get update && apt-get install -y chromium), or set WORKBENCH_CHROMIUM" \
-         "to a Chromium or Chrome executable" >&2
-    exit 1
-fi
-
-echo "ensure-browser: installing Debian's chromium with apt-get ..." >&2
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq >/dev/null
-apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core >/dev/null
+source "$(dirname "$0")/apt-install.sh"
+apt_install ensure-browser "no Chromium at $CHROMIUM; install Debian's 'chromium' package (as root: apt-get \
+update && apt-get install -y chromium), or set WORKBENCH_CHROMIUM to a Chromium or Chrome executable" \
+    chromium fonts-dejavu-core
 
 if [ ! -x "$CHROMIUM" ]; then
     echo "ensure-browser: apt-get installed chromium, but there is no executable at $CHROMIUM" >&2

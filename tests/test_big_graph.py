@@ -1,0 +1,275 @@
+"""The partition graph at scale: DOT and SVG from Graphviz, collapsed delegates, search, the fallback.
+
+Most tests use results built by hand (no executorch: fast); one runs the 336-node model through the real stack.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from types import SimpleNamespace
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import pytest
+
+from workbench.core.outcomes import Outcome
+from workbench.core.records import DelegateRecord, NodeRecord
+from workbench.views import graph_svg
+from workbench.views.graph import KIND_COLOURS
+from workbench.views.graph_layout import (COLLAPSE_ABOVE, INT64_COLOUR, MATCH_COLOUR, GraphOptions, graph_structure,
+                                          partition_dot, search_summary)
+
+needs_dot = pytest.mark.skipif(graph_svg.graphviz_missing() is not None,
+                               reason=f"{graph_svg.graphviz_missing()} (bash scripts/ensure-graphviz.sh)")
+
+
+def node(name, target, args, dtypes_in, dtype_out, tag=None, reason=None):
+    return NodeRecord(name=name, target=target, args=tuple(args), input_dtypes=tuple(dtypes_in),
+                      input_shapes=tuple((4,) for _ in args), output_dtypes=(dtype_out,), output_shapes=((4,),),
+                      delegated=tag is not None, delegate=tag, reason=reason)
+
+
+def tosa(*ops):
+    return tuple({"op": op, "inputs": [], "outputs": []} for op in ops)
+
+
+def stacked(stages: int, blocks: int, outcome=Outcome.PARTIAL):
+    """Like workbench.catalogue.big_graph: float blocks (mul, add, relu) per stage in one delegate each, an int64
+    detour (cast, add, cast back) on CPU between stages, then the add that joins it back into the next stage."""
+    nodes, delegates, last, n = [], [], "x", 0
+    for stage in range(stages):
+        tag = f"tag{stages - 1 - stage}"  # executorch's tags need not follow the graph order
+        ops = []
+        if stage:
+            nodes.append(node(f"aten_add_tensor_join_{stage}", "aten.add.Tensor", [last, f"to_float_{stage}"],
+                              ["float32", "float32"], "float32", tag))
+            last, ops = f"aten_add_tensor_join_{stage}", ["ADD"]
+        for _ in range(blocks):
+            nodes += [node(f"aten_mul_tensor_{n}", "aten.mul.Tensor", [last, f"p_w_{n}"], ["float32"] * 2, "float32",
+                           tag),
+                      node(f"aten_add_tensor_{n}", "aten.add.Tensor", [f"aten_mul_tensor_{n}", f"p_b_{n}"],
+                           ["float32"] * 2, "float32", tag),
+                      node(f"aten_relu_default_{n}", "aten.relu.default", [f"aten_add_tensor_{n}"], ["float32"],
+                           "float32", tag)]
+            last, n, ops = f"aten_relu_default_{n}", n + 1, ops + ["CONST", "CONST", "MUL", "ADD", "CLAMP"]
+        delegates.append(DelegateRecord(f"delegate_{stage}", tosa(*ops), b""))
+        if stage < stages - 1:
+            nodes += [node(f"to_int64_{stage + 1}", "dim_order_ops._to_dim_order_copy.default", [last], ["float32"],
+                           "int64", reason="Output dtype torch.int64 is not supported"),
+                      node(f"int64_add_{stage + 1}", "aten.add.Tensor",
+                           [f"to_int64_{stage + 1}", "_lifted_tensor_constant0"], ["int64", "int64"], "int64",
+                           reason="Non-constant node with int64 output."),
+                      node(f"to_float_{stage + 1}", "dim_order_ops._to_dim_order_copy.default",
+                           [f"int64_add_{stage + 1}"], ["int64"], "float32", reason="Non-constant int64 input")]
+    if outcome is Outcome.LOWERING_ERROR:
+        delegates = []
+    return SimpleNamespace(op="model:StackedBlocks", dtype="float32", profile="TOSA-1.0+FP", outcome=outcome,
+                           nodes=nodes, delegates=delegates, error=None)
+
+
+def svg_text(svg: str) -> str:
+    return html.unescape(svg)
+
+
+# -- the structure -------------------------------------------------------------------------------------------
+def test_groups_are_delegates_in_graph_order_and_cpu_islands():
+    structure = graph_structure(stacked(3, 2))
+    assert list(structure.groups) == ["delegate_0", "delegate_1", "delegate_2", "cpu_island_1", "cpu_island_2"]
+    assert structure.groups["delegate_0"].tag == "tag2"  # the first tag met is the first delegate
+    assert structure.groups["delegate_1"].tosa_ops["ADD"] == 3  # the join and two blocks
+    assert structure.groups["cpu_island_1"].members == ["to_int64_1", "int64_add_1", "to_float_1"]
+    assert structure.groups["delegate_0"].parameters == 4  # p_w_0, p_b_0, p_w_1, p_b_1
+    assert structure.outputs == ["aten_relu_default_5"]
+
+
+def test_small_graphs_start_expanded_large_ones_collapsed():
+    assert not graph_structure(stacked(2, 2)).default_collapsed()
+    big = graph_structure(stacked(10, 10))
+    assert big.size > 300 and big.size > COLLAPSE_ABOVE and big.default_collapsed()
+
+
+# -- DOT -----------------------------------------------------------------------------------------------------
+def test_small_dot_has_clusters_colours_and_dtype_labels():
+    source = partition_dot(stacked(2, 1)).source
+    assert "subgraph cluster_delegate_0" in source and "subgraph cluster_cpu_island_1" in source
+    assert f'fillcolor="{KIND_COLOURS["tosa"]}"' in source and f'fillcolor="{KIND_COLOURS["cpu"]}"' in source
+    assert f'fillcolor="{KIND_COLOURS["input"]}"' in source  # x and the parameters
+    inside = re.search(r"to_int64_1 -> int64_add_1 \[(.*)\]", source).group(1)
+    assert "label" not in inside and "wb-inner" in inside  # inside one island: a plain grey edge, int64 or not
+    into_island = re.search(r"aten_relu_default_0 -> to_int64_1 \[(.*)\]", source).group(1)
+    assert "label=float32" in into_island and "wb-boundary" in into_island
+    assert '"program outputs"' in source and re.search(r"x -> aten_mul_tensor_0 \[.*label=float32", source)
+
+
+def test_int64_edges_crossing_a_boundary_are_red():
+    result = stacked(2, 1)
+    # move the int64 add out of the island's reach: make the cast back to float a delegated node
+    result.nodes = [n if n.name != "to_float_1" else node("to_float_1", "aten.to", ["int64_add_1"], ["int64"],
+                                                           "float32", "tag0") for n in result.nodes]
+    source = partition_dot(result).source
+    edge = re.search(r"int64_add_1 -> to_float_1 \[(.*)\]", source).group(1)
+    assert "label=int64" in edge and INT64_COLOUR in edge and "wb-int64" in edge
+
+
+def test_collapsed_delegates_are_one_box_with_counts_and_tosa_operators():
+    result = stacked(10, 10)
+    structure = graph_structure(result)
+    source = partition_dot(result, structure=structure).source
+    assert "cluster_delegate" not in source and "cluster_cpu_island_1" in source  # islands stay open
+    box = re.search(r'\bdelegate_1 \[(.*)\]', source).group(1)
+    assert "delegate_1 (tag8): 31 nodes" in box and "TOSA: CONST x20, ADD x11, CLAMP x10, MUL x10" in box
+    assert "reads 20 parameters" in box and "wb-collapsed" in box
+    assert "p_w_15" not in source  # read only inside a collapsed delegate: counted, not drawn
+    assert "aten_mul_tensor_15" not in source
+    assert re.search(r"delegate_0 -> to_int64_1 \[.*label=float32", source)
+    expanded = partition_dot(result, GraphOptions(expand=frozenset({"delegate_1"})), structure).source
+    assert "subgraph cluster_delegate_1" in expanded and "aten_mul_tensor_15" in expanded and "p_w_15" in expanded
+    assert re.search(r'\bdelegate_2 \[', expanded)  # the others stay collapsed
+    everything = partition_dot(result, GraphOptions(collapsed=False), structure).source
+    assert everything.count("subgraph cluster_delegate_") == 10
+
+
+def test_failed_lowering_boxes_say_so():
+    result = stacked(3, 10, Outcome.LOWERING_ERROR)
+    source = partition_dot(result, GraphOptions(collapsed=True)).source
+    box = re.search(r'\btag2 \[(.*)\]', source).group(1)
+    assert "lowering failed" in box and "TOSA: none recorded" in box and KIND_COLOURS["failed"] in box
+
+
+def test_search_highlights_nodes_and_collapsed_boxes_and_says_how_many():
+    result = stacked(10, 10)
+    structure = graph_structure(result)
+    open_ = partition_dot(result, GraphOptions(collapsed=False, search="int64_add_3"), structure).source
+    match = re.search(r"\bint64_add_3 \[(.*)\]", open_).group(1)
+    assert MATCH_COLOUR in match and "wb-match" in match
+    closed = partition_dot(result, GraphOptions(search="relu_default_15"), structure).source
+    box = re.search(r"\bdelegate_1 \[(.*)\]", closed).group(1)
+    assert "1 match: aten_relu_default_15" in box and MATCH_COLOUR in box and "wb-match" in box
+    assert MATCH_COLOUR not in re.search(r"\bdelegate_2 \[(.*)\]", closed).group(1)
+    by_target = search_summary(structure, "aten.relu")
+    assert by_target.startswith("100 matches: aten_relu_default_0,") and "collapsed delegate_0: 10" in by_target
+    assert search_summary(structure, "nothing-like-this") == "no node matches 'nothing-like-this'"
+    assert search_summary(structure, "  ") == ""
+
+
+# -- SVG -----------------------------------------------------------------------------------------------------
+@needs_dot
+def test_svg_of_a_small_case_carries_classes_colours_and_labels():
+    svg = svg_text(graph_svg.partition_svg(stacked(2, 1), GraphOptions(search="int64_add_1")))
+    assert svg.startswith("<?xml") and "<svg" in svg
+    assert 'class="cluster wb-group wb-tosa wb-expanded"' in svg
+    assert 'class="cluster wb-group wb-cpu wb-expanded"' in svg
+    assert 'class="node wb-node wb-cpu wb-match"' in svg
+    assert f'fill="{KIND_COLOURS["tosa"]}"' in svg and f'fill="{KIND_COLOURS["cpu"]}"' in svg
+    assert ">float32</text>" in svg and ">CPU island 1: 3 nodes</text>" in svg
+
+
+@needs_dot
+def test_svg_at_three_hundred_nodes_collapsed_and_zoomed():
+    result = stacked(10, 10)
+    drawing = graph_svg.draw_graph(result, GraphOptions(search="aten_relu_default_42"))
+    assert drawing.png is None and drawing.note.startswith("1 match: aten_relu_default_42")
+    svg = svg_text(drawing.svg)
+    assert svg.count('class="node wb-group wb-tosa wb-collapsed') == 10
+    assert svg.count("wb-match") == 1 and "1 match: aten_relu_default_42" in svg
+    width = float(re.search(r'<svg width="([\d.]+)pt"', svg).group(1))
+    half = graph_svg.scale_svg(drawing.svg, 0.5)
+    assert float(re.search(r'<svg width="([\d.]+)pt"', half).group(1)) == pytest.approx(width / 2, abs=0.1)
+    assert re.search(r'viewBox="[^"]+"', half).group(0) == re.search(r'viewBox="[^"]+"', drawing.svg).group(0)
+
+
+def test_without_dot_the_matplotlib_picture_comes_with_a_note(monkeypatch):
+    monkeypatch.setattr(graph_svg.shutil, "which", lambda name: None)
+    drawing = graph_svg.draw_graph(stacked(2, 1))
+    assert drawing.svg is None and drawing.png.startswith(b"\x89PNG")
+    assert "Graphviz's 'dot' is not installed" in drawing.note and "matplotlib picture" in drawing.note
+    with pytest.raises(graph_svg.GraphvizMissing):
+        graph_svg.partition_svg(stacked(2, 1))
+
+
+def test_a_missing_dot_at_the_last_moment_still_falls_back(monkeypatch):
+    import graphviz
+
+    def gone(*args, **kwargs):
+        raise graphviz.ExecutableNotFound(("dot",))
+
+    monkeypatch.setattr(graph_svg.shutil, "which", lambda name: "/usr/bin/dot")
+    monkeypatch.setattr(graphviz, "pipe", gone)
+    drawing = graph_svg.draw_graph(stacked(2, 1))
+    assert drawing.svg is None and drawing.png.startswith(b"\x89PNG") and "not installed" in drawing.note
+
+
+def test_a_large_fallback_picture_is_shrunk_to_fit(monkeypatch):
+    sizes = {}
+
+    def draw(result, graph, **kwargs):
+        sizes.update(kwargs)
+        raise ValueError("Image size of 87000x900 pixels is too large")  # what an unshrunk one would say
+
+    monkeypatch.setattr(graph_svg.shutil, "which", lambda name: None)
+    monkeypatch.setattr(graph_svg, "draw_partition", draw)
+    drawing = graph_svg.draw_graph(stacked(10, 10))
+    assert sizes["width_per_layer"] * 330 <= graph_svg.MAX_PICTURE_INCHES + 1  # 336 layers
+    assert sizes["height_per_row"] * 200 <= graph_svg.MAX_PICTURE_INCHES + 1  # 200 parameters in the first layer
+    assert drawing.svg is None and drawing.png is None  # and still no exception:
+    assert "the picture failed too: ValueError" in drawing.note
+
+
+# -- the explorer's graph tab ----------------------------------------------------------------------------------
+@needs_dot
+def test_graph_tab_small_is_the_picture_large_is_zoomable_and_searchable():
+    from workbench.ui.graph_view import COLLAPSE_ALL, PICTURE, ZOOMABLE, GraphView
+
+    view = GraphView()
+    view.show(stacked(2, 1))
+    assert view.mode.value == PICTURE and bytes(view.picture.value).startswith(b"\x89PNG") and not view.svg_box.value
+    assert view.tools.layout.display == "none"
+    view.mode.value = ZOOMABLE  # a small graph zoomable on request: expanded
+    assert "cluster wb-group wb-tosa wb-expanded" in html.unescape(view.svg_box.value)
+    view.mode.value = PICTURE
+    assert view.svg_box.layout.display == "none" and view.picture.layout.display is None
+    view.show(stacked(10, 10))
+    assert view.mode.value == ZOOMABLE and view.expand.value == COLLAPSE_ALL and view.picture.value == b""
+    assert html.unescape(view.svg_box.value).count("wb-collapsed") == 10 and "wb-graph-scroll" in view.svg_box.value
+    assert view.picture.layout.display == "none" and view.tools.layout.display is None
+    view.search.value = "aten_relu_default_42"
+    assert "1 match: aten_relu_default_42 (inside collapsed delegate_4: 1)" in html.unescape(view.note.value)
+    view.expand.value = "delegate_4"
+    assert 'class="node wb-node wb-tosa wb-match"' in html.unescape(view.svg_box.value)
+    width = float(re.search(r'<svg width="([\d.]+)pt"', view.svg_box.value).group(1))
+    view.zoom.value = 0.5
+    assert float(re.search(r'<svg width="([\d.]+)pt"', view.svg_box.value).group(1)) == pytest.approx(width / 2, 0.01)
+
+
+def test_graph_tab_without_dot_offers_only_the_picture_and_says_why(monkeypatch):
+    from workbench.ui.graph_view import PICTURE, GraphView
+
+    monkeypatch.setattr(graph_svg.shutil, "which", lambda name: None)
+    view = GraphView()
+    view.show(stacked(2, 1))
+    assert list(view.mode.options) == [PICTURE] and bytes(view.picture.value).startswith(b"\x89PNG")
+    assert "Graphviz's 'dot' is not installed" in html.unescape(view.note.value)
+
+
+# -- the real 336-node model -----------------------------------------------------------------------------------
+@pytest.mark.slow
+@needs_dot
+def test_stacked_blocks_through_the_real_stack():
+    """The model of the benchmark and the browser test: 336 nodes, ten delegates matched to their records (each
+    delegate's non-constant TOSA operators are its nodes, one each), nine CPU islands, drawn collapsed."""
+    import workbench
+    from workbench.catalogue.big_graph import stacked_blocks
+
+    result = workbench.run_model(*stacked_blocks(), "TOSA-1.0+FP", name="stacked_blocks")
+    assert (str(result.outcome), str(result.numerics), len(result.nodes)) == ("partial", "match", 336)
+    structure = graph_structure(result)
+    delegates = [g for g in structure.groups.values() if g.kind == "tosa"]
+    assert [g.key for g in delegates] == [f"delegate_{i}" for i in range(10)]
+    for group in delegates:
+        assert len(group.members) == sum(n for op, n in group.tosa_ops.items() if op != "CONST"), group.key
+    assert sum(g.kind == "cpu" for g in structure.groups.values()) == 9
+    svg = svg_text(graph_svg.draw_graph(result, GraphOptions(search="aten_relu_default_42")).svg)
+    assert svg.count("wb-collapsed") == 10 and "1 match: aten_relu_default_42" in svg

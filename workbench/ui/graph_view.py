@@ -1,0 +1,130 @@
+"""The Partition graph tab: the matplotlib picture for small graphs, Graphviz's zoomable SVG for large ones.
+
+A graph of up to `graph_layout.COLLAPSE_ABOVE` nodes opens as the picture (reasons printed under the CPU
+nodes, as it always was); a larger one opens as the zoomable graph with its delegates collapsed. Either can
+be switched to the other. The zoomable graph has: a 'delegates' dropdown (all collapsed, all expanded, or
+expand one), a search box (node name or target; matches outlined in magenta, a collapsed delegate holding
+matches too, and 'N matches: names' said above), a zoom slider, and a scrollable box to pan in. Without
+Graphviz only the picture is offered, with a note saying why. Widgets carry `wb-graph-*` classes.
+"""
+
+from __future__ import annotations
+
+import html
+
+import ipywidgets as widgets
+
+from ..views.graph import KIND_COLOURS, partition_graph
+from ..views.graph_layout import INT64_COLOUR, MATCH_COLOUR, GraphOptions, graph_structure
+from ..views.graph_svg import draw_graph, graphviz_missing, picture_png, scale_svg
+
+PICTURE, ZOOMABLE = "picture", "zoomable graph"
+COLLAPSE_ALL, EXPAND_ALL = "__collapsed__", "__expanded__"
+SCROLL_HEIGHT = "640px"
+
+
+def legend_html() -> str:
+    swatch = ("<span style='display:inline-block;width:11px;height:11px;background:{};border:{};"
+              "margin:0 3px 0 10px'></span>{}")
+    items = [(KIND_COLOURS["tosa"], "1px solid #37474f", "delegated (box3d: a collapsed delegate)"),
+             (KIND_COLOURS["cpu"], "1px solid #37474f", "CPU (island: orange frame)"),
+             (KIND_COLOURS["failed"], "1px solid #37474f", "accepted, lowering failed"),
+             (KIND_COLOURS["input"], "1px solid #37474f", "input / parameter"),
+             ("white", f"2px solid {MATCH_COLOUR}", "search match")]
+    edges = (f"<span style='color:{INT64_COLOUR};margin-left:10px'><b>int64</b></span> / "
+             "<span style='color:#1a237e'>dtype</span>: an edge crossing a delegate or island boundary")
+    return "<small>" + "".join(swatch.format(*item) for item in items) + edges + "</small>"
+
+
+class GraphView(widgets.VBox):
+    """The graph tab's widgets; `show(result, graph)` fills it, `seconds` is what the last drawing took."""
+
+    def __init__(self):
+        self.picture = widgets.Image(format="png").add_class("wb-graph-picture")
+        self.mode = widgets.ToggleButtons(options=[PICTURE, ZOOMABLE], value=PICTURE,
+                                          tooltips=["the matplotlib picture", "Graphviz: collapse, search, zoom"])
+        self.mode.add_class("wb-graph-mode")
+        self.expand = widgets.Dropdown(options=[("all collapsed", COLLAPSE_ALL), ("all expanded", EXPAND_ALL)],
+                                       value=EXPAND_ALL, description="delegates",
+                                       layout=widgets.Layout(width="340px")).add_class("wb-graph-expand")
+        self.search = widgets.Text(placeholder="node name or target, then Enter", description="search",
+                                   continuous_update=False).add_class("wb-graph-search")
+        self.zoom = widgets.FloatSlider(value=1.0, min=0.1, max=2.5, step=0.05, description="zoom",
+                                        readout_format=".0%", continuous_update=False).add_class("wb-graph-zoom")
+        self.note = widgets.HTML().add_class("wb-graph-note")
+        self.svg_box = widgets.HTML().add_class("wb-graph-svg")
+        self.tools = widgets.HBox([self.expand, self.search, self.zoom]).add_class("wb-graph-tools")
+        self.result = self.graph = self.structure = None
+        self.seconds = 0.0
+        self._svg = ""
+        self._quiet = False  # set while show() resets the controls: one drawing, not one per control
+        for control in (self.mode, self.expand, self.search):
+            control.observe(lambda _: self.refresh(), names="value")
+        self.zoom.observe(lambda _: self._place_svg(), names="value")
+        super().__init__([self.mode, self.tools, self.note, self.picture, self.svg_box])
+        self.add_class("wb-graph")
+        self._display(picture=True)
+
+    def options(self) -> GraphOptions:
+        choice = self.expand.value
+        if choice in (COLLAPSE_ALL, EXPAND_ALL):
+            return GraphOptions(collapsed=choice == COLLAPSE_ALL, search=self.search.value)
+        return GraphOptions(collapsed=True, expand=frozenset({choice}), search=self.search.value)
+
+    def show(self, result, graph=None) -> None:
+        """A new result: small graphs as the picture, large ones zoomable and collapsed."""
+        self.result, self.graph = result, graph or partition_graph(result)
+        self.structure = graph_structure(result, self.graph)
+        self.picture.value, self._svg = b"", ""
+        large = self.structure.default_collapsed()
+        missing = graphviz_missing()
+        self._quiet = True
+        try:
+            self.mode.options = [PICTURE] if missing else [PICTURE, ZOOMABLE]
+            self.mode.value = ZOOMABLE if large and not missing else PICTURE
+            self.expand.options = ([("all collapsed", COLLAPSE_ALL), ("all expanded", EXPAND_ALL)]
+                                   + [(f"expand {g.key} ({len(g.members)} nodes)", g.key)
+                                      for g in self.structure.collapsible()])
+            self.expand.value = COLLAPSE_ALL if large else EXPAND_ALL
+            self.search.value = ""
+            self.zoom.value = 1.0
+        finally:
+            self._quiet = False
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Draw what the controls ask for (the picture is drawn once per result)."""
+        if self._quiet or self.result is None:
+            return
+        missing = graphviz_missing()
+        if self.mode.value == PICTURE:
+            if not self.picture.value:
+                self.picture.value = picture_png(self.result, self.graph)
+            self.note.value = (f"<small><i>{html.escape(missing)}: only the matplotlib picture.</i></small>"
+                               if missing else "")
+            self._display(picture=True)
+            return
+        drawing = draw_graph(self.result, self.options(), self.structure, self.graph)
+        self.seconds = drawing.seconds
+        if drawing.svg is None:  # Graphviz went missing: the picture, and why
+            self.picture.value = drawing.png or b""
+            self.note.value = f"<small><i>{html.escape(drawing.note)}</i></small>"
+            self._display(picture=True)
+            return
+        self._svg = drawing.svg[drawing.svg.find("<svg"):]  # no XML prolog inside HTML
+        matches = (f"<div class='wb-graph-matches'><b>{html.escape(drawing.note)}</b></div>"
+                   if drawing.note else "")
+        self.note.value = matches + legend_html()
+        self._place_svg()
+        self._display(picture=False)
+
+    def _place_svg(self) -> None:
+        if self._svg:
+            self.svg_box.value = (f"<div class='wb-graph-scroll' style='overflow:auto;max-height:{SCROLL_HEIGHT};"
+                                  "max-width:100%;border:1px solid #cfd8dc;background:white'>"
+                                  f"{scale_svg(self._svg, self.zoom.value)}</div>")
+
+    def _display(self, picture: bool) -> None:
+        self.picture.layout.display = None if picture else "none"
+        self.svg_box.layout.display = "none" if picture else None
+        self.tools.layout.display = "none" if picture else None
