@@ -46,6 +46,8 @@ SECTIONS = {
     4: "Interactive latency (explorer)",
     5: "Memory during the 2-worker sweep",
     6: "Where time goes (one case under cProfile)",
+    7: "Culprit search",
+    8: "Graph at 300 nodes",
 }
 
 # One-op cases that delegate completely (one delegate, nothing on CPU) and match, so the raw calls can feed the
@@ -67,6 +69,9 @@ SWEEP_DTYPES = ("int32", "float32")
 SWEEP_PROFILES = ("TOSA-1.0+INT", "TOSA-1.0+FP")
 
 EXPLORER_CASE = ("add", "float32", "TOSA-1.0+FP")
+
+# A float chain beside two int64 operators executorch 1.5.1 accepts under +int64 and cannot lower.
+CULPRIT_CASE = ("two_culprits", "int64", "TOSA-1.1+FP+int64")
 
 TARGETS = {
     "lever": 1.0,  # workbench (lever on) / raw below this
@@ -563,6 +568,36 @@ def explorer_latency(table: Table, config: Settings) -> None:
                      f"<= {limit} s", verdict(overhead <= limit)))
 
 
+# -- 7. culprit search --------------------------------------------------------------------------------------------
+def culprit_search(table: Table, config: Settings) -> None:
+    from workbench.batch.culprits import find_culprits
+
+    label = "{} [{}] {}".format(*CULPRIT_CASE)
+    say(f"  7. culprit search: {label}")
+    try:
+        result = workbench.run_case(*CULPRIT_CASE)
+        searches, spent = [], []
+        for _ in range(config.reps):
+            spent.append(timed(lambda: searches.append(find_culprits(result))))
+        one_lowering = statistics.median(timed(lambda: workbench.run_case(*CULPRIT_CASE))
+                                         for _ in range(config.reps))
+    except Exception as exc:
+        table.add(7, Row(f"{label}: culprit search", failed(exc)))
+        return
+    search = searches[-1]
+    table.add(7, Row(f"{label}: accepted nodes / groups by target and dtypes",
+                     f"{search.candidates} / {search.groups}"))
+    table.add(7, Row("culprits found", ", ".join(c.target for c in search.culprits) or "none",
+                     "aten.cumsum.default, aten.cat.default",
+                     verdict({c.target for c in search.culprits} == {"aten.cumsum.default", "aten.cat.default"})))
+    table.add(7, Row("lowerings taken (the confirming full run included)", str(search.lowerings),
+                     f"< {search.candidates} (one per node)", verdict(search.lowerings < search.candidates)))
+    table.add(7, Row("with the culprits on CPU", f"{search.outcome} / {search.numerics}", "partial / match",
+                     verdict((str(search.outcome), str(search.numerics)) == ("partial", "match"))))
+    table.add(7, Row("culprit search, warm", seconds(statistics.median(spent))))
+    table.add(7, Row("the failed case itself (run_case), warm", seconds(one_lowering)))
+
+
 class Profile:
     """cProfile statistics with the questions the stage table asks."""
 
@@ -668,13 +703,45 @@ def stage_profile(table: Table, config: Settings) -> None:
                          f"{spent / total:.0%}"))
 
 
+# -- 8. the partition graph at 300 nodes ----------------------------------------------------------------------------
+def graph_at_scale(table: Table, config: Settings) -> None:
+    """The explorer's graph tab on workbench.catalogue.big_graph (336 nodes): Graphviz, collapsed and expanded."""
+    from workbench.catalogue.big_graph import stacked_blocks
+    from workbench.ui.graph_view import EXPAND_ALL, GraphView
+    from workbench.views.graph_svg import graphviz_missing
+
+    say("  8. the 336-node stacked_blocks model under TOSA-1.0+FP, then its graph in the explorer")
+    if graphviz_missing():
+        table.add(8, Row("graph at 300 nodes", f"failed: {graphviz_missing()}"))
+        return
+    result = workbench.run_model(*stacked_blocks(), "TOSA-1.0+FP", name="stacked_blocks")
+    view = GraphView()
+    shown = statistics.median(timed(lambda: view.show(result)) for _ in range(config.reps))
+    searched = statistics.median(timed(lambda: setattr(view.search, "value", f"aten_relu_default_{n}"))
+                                 for n in range(config.reps))
+    view.search.value = ""
+    expanded = timed(lambda: setattr(view.expand, "value", EXPAND_ALL))
+    from workbench.ui.explorer import Explorer
+
+    explorer = Explorer(threaded=False)
+    whole = statistics.median(timed(lambda: explorer.show(result)) for _ in range(config.reps))
+    groups = view.structure.groups.values()
+    table.add(8, Row("nodes / delegates / CPU islands", f"{view.structure.size} / "
+                     f"{sum(g.kind != 'cpu' for g in groups)} / {sum(g.kind == 'cpu' for g in groups)}"))
+    table.add(8, Row("graph tab shows it, delegates collapsed (show: layout, dot, SVG)", seconds(shown), "< 2 s",
+                     verdict(shown < 2.0)))
+    table.add(8, Row("search for a node name, collapsed (re-render)", seconds(searched)))
+    table.add(8, Row("all delegates expanded (re-render, once)", seconds(expanded)))
+    table.add(8, Row("the explorer's show(result): every tab, the graph collapsed", seconds(whole)))
+
+
 # -- the table -----------------------------------------------------------------------------------------------------
 COLUMNS = ("measurement", "value", "target", "ratio / met")
 
 
 def section_title(number: int, config: Settings) -> str:
     extra = {1: f" (warm, median of {config.reps}, seconds)", 3: f" (median of {config.reps})",
-             4: f" (median of {config.reps})"}
+             4: f" (median of {config.reps})", 7: f" (median of {config.reps})", 8: f" (median of {config.reps})"}
     return f"{number}. {SECTIONS[number]}{extra.get(number, '')}"
 
 
@@ -789,7 +856,7 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="fewer cases and repetitions (under 5 minutes)")
     parser.add_argument("--markdown", metavar="PATH", help="also write the table and the machine to PATH")
     parser.add_argument("--only", type=int, nargs="+", choices=sorted(SECTIONS), metavar="SECTION",
-                        help="run only these sections (1-6)")
+                        help="run only these sections (1-8)")
     args = parser.parse_args(argv)
     config = settings(args.quick)
     chosen = set(args.only or SECTIONS)
@@ -816,6 +883,8 @@ def main(argv=None) -> int:
             (3, lambda: cache_section(table, config, Path(scratch), figures)),
             (4, lambda: explorer_latency(table, config)),
             (6, lambda: stage_profile(table, config)),
+            (7, lambda: culprit_search(table, config)),
+            (8, lambda: graph_at_scale(table, config)),
         ]
         for number, step in steps:
             if number not in chosen:

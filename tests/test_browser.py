@@ -30,6 +30,7 @@ import psutil  # with IPython, which the notebook's kernel runs on
 import pytest
 
 from workbench.views.graph import KIND_COLOURS
+from workbench.views.graph_layout import MATCH_COLOUR
 from workbench.ui.explorer import CUSTOM_PROFILE, TAB_TITLES
 
 pytestmark = pytest.mark.browser
@@ -331,7 +332,7 @@ class ExplorerPage:
         self.arm_backend = self.root.locator(".wb-arm-backend")
         self.profile_status = self.custom_profile.locator(
             "xpath=ancestor::div[contains(@class,'widget-hbox')][1]").locator(".widget-html")
-        self.graph = self.root.locator(".widget-tab-contents > img.widget-image").first
+        self.graph = self.root.locator("img.wb-graph-picture").first  # the matplotlib picture of small graphs
         self.panel = self.root.locator(".widget-tab-contents > :not(.lm-mod-hidden)")
 
     @contextlib.contextmanager
@@ -365,14 +366,15 @@ class ExplorerPage:
         self.expect(self.dtype).to_have_value(dtype)
         self.expect(self.policy).to_have_value(policy)
 
-    def run(self, done: str) -> str:
-        """Press Run and wait until the status line reports a new result matching `done`; returns it."""
+    def run(self, done: str, *, picture: bool = True) -> str:
+        """Press Run and wait until the status line reports a new result matching `done`; returns it.
+        picture=False: do not wait for the graph picture (a large graph opens as the zoomable SVG instead)."""
         before = self.graph.get_attribute("src")
         self.expect(self.run_button).to_be_enabled()
         self.run_button.click()
         self.expect(self.status).to_have_text(re.compile(done), timeout=CASE_SECONDS * 1000)
         self.expect(self.run_button).to_be_enabled(timeout=CASE_SECONDS * 1000)
-        if "outcome" in done:
+        if picture and "outcome" in done:
             self.expect(self.graph).not_to_have_attribute("src", before or "")
             self.wait_for_graph()
         return self.status.inner_text()
@@ -540,4 +542,87 @@ def test_an_invalid_profile_is_an_inline_error_not_a_traceback(explorer):
         ui.screenshot("03-invalid-profile-on-run")
         assert "invalid TOSA profile 'TOSA-9.9+INT'" in status, status
         assert "Traceback" not in status
+        assert not ui.tracebacks(), ui.tracebacks()
+
+
+def _run_new_cell(page, code: str, timeout: float) -> None:
+    """Add a code cell at the end of the notebook, type `code` into it and run it; wait until the kernel is idle."""
+    cells = page.locator(".jp-Notebook .jp-Cell")
+    count = cells.count()
+    cells.last.locator(".jp-InputPrompt").click()  # select the last cell (command mode)
+    page.keyboard.press("Escape")
+    page.keyboard.press("b")  # a new cell below, selected
+    from playwright.sync_api import expect
+
+    expect(cells).to_have_count(count + 1)
+    cells.last.locator(".cm-content").click()
+    page.keyboard.insert_text(code)  # as text: no auto-closed brackets
+    page.keyboard.press("Shift+Enter")
+    expect(cells.nth(count).locator(".jp-InputPrompt")).to_have_text(re.compile(r"\[\d+\]:"), timeout=timeout * 1000)
+
+
+BIG_GRAPH_SECONDS = 900  # lowering the 336-node model (about 2 minutes on a busy 2-core machine)
+
+
+def test_a_300_node_graph_is_collapsed_searchable_and_expandable(explorer):
+    """The 336-node stacked_blocks model shown in the explorer: delegates collapsed to boxes, CPU islands open, a
+    search for a node name finds it in its collapsed delegate, expanding that delegate shows the node outlined."""
+    with explorer.screenshot_on_failure("big-graph") as ui:
+        _run_new_cell(ui.page, "from workbench.catalogue.big_graph import stacked_blocks\n"
+                               "big = workbench.run_model(*stacked_blocks(), 'TOSA-1.0+FP', name='stacked_blocks')\n"
+                               "explorer.show(big)", BIG_GRAPH_SECONDS)
+        ui.expect(ui.status).to_have_text(re.compile(r"^stacked_blocks \[float32\] TOSA-1\.0\+FP: outcome partial"))
+        ui.tab("Partition graph")
+        graph = ui.root.locator(".wb-graph")
+        svg = graph.locator(".wb-graph-svg svg")
+        ui.expect(svg).to_be_visible()
+        ui.expect(svg.locator("g.node.wb-collapsed.wb-tosa")).to_have_count(10)
+        ui.expect(svg.locator("g.cluster.wb-cpu")).to_have_count(9)  # the CPU islands stay open
+        ui.expect(svg.locator("g.edge.wb-boundary").first).to_be_attached()
+        ui.expect(graph.locator("img.wb-graph-picture")).to_be_hidden()
+        scroll = graph.locator(".wb-graph-scroll")
+        assert scroll.evaluate("box => box.scrollHeight > box.clientHeight"), "the big graph should scroll (pan)"
+        ui.screenshot("04-big-graph-collapsed")
+
+        search = graph.locator(".wb-graph-search input")
+        search.fill("aten_relu_default_42")
+        search.press("Enter")
+        ui.expect(graph.locator(".wb-graph-matches")).to_have_text(
+            re.compile(r"^1 match: aten_relu_default_42 \(inside collapsed delegate_\d+: 1\)"))
+        box = svg.locator("g.node.wb-collapsed.wb-match")
+        ui.expect(box).to_have_count(1)
+        ui.expect(box).to_contain_text("1 match: aten_relu_default_42")
+        delegate = box.locator("title").text_content()
+        box.scroll_into_view_if_needed()
+        ui.screenshot("04-big-graph-search-collapsed")
+
+        expand = graph.locator(".wb-graph-expand select")
+        expand.select_option(label=expand.locator("option", has_text=f"expand {delegate} (").inner_text())
+        match = svg.locator("g.node.wb-match")
+        ui.expect(match.locator("title")).to_have_text("aten_relu_default_42")
+        ui.expect(svg.locator("g.cluster.wb-expanded.wb-tosa")).to_have_count(1)
+        assert match.locator("path, polygon").first.get_attribute("stroke") == MATCH_COLOUR
+        match.scroll_into_view_if_needed()
+        ui.screenshot("04-big-graph-search-expanded")
+        assert not ui.tracebacks(), ui.tracebacks()
+
+
+# The catalogue's architectures, each under a profile where it shows something, with the outcome it has there.
+ARCHITECTURES = [("decoder_block", "int64", "TOSA-1.1+INT+int64", "lowering_error"),
+                 ("small_cnn", "float32", "TOSA-1.0+FP", "partial"),
+                 ("lstm_step", "int64", "TOSA-1.0+FP", "partial")]
+
+
+@pytest.mark.parametrize("op,dtype,profile,outcome", ARCHITECTURES, ids=[a[0] for a in ARCHITECTURES])
+def test_an_architecture_runs_with_its_summary_and_graph(explorer, op, dtype, profile, outcome):
+    with explorer.screenshot_on_failure(op) as ui:
+        ui.choose(op, dtype, profile)
+        status = ui.run(rf"^{op} \[{dtype}\] {re.escape(profile)}: outcome \w+", picture=False)
+        assert f"outcome {outcome}" in status, status
+        ui.expect(ui.root.locator(".wb-summary")).to_have_text(re.compile(
+            r"^\d+ of \d+ compute nodes delegated: \d+ delegate\(s\), \d+ CPU island\(s\), \d+ int64 tensor"))
+        ui.tab("Partition graph")
+        picture, svg = ui.root.locator("img.wb-graph-picture"), ui.root.locator(".wb-graph-svg svg")
+        ui.expect(picture.or_(svg).first).to_be_visible(timeout=UI_SECONDS * 1000)
+        ui.screenshot(f"05-architecture-{op}")
         assert not ui.tracebacks(), ui.tracebacks()

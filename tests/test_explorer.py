@@ -1,6 +1,9 @@
 """The explorer driven headlessly: set the widgets, press Run, read the tabs."""
 
+import html
+
 import matplotlib
+import pytest
 
 matplotlib.use("Agg")
 
@@ -96,3 +99,16 @@ def test_isolated_run_from_the_explorer():
     ui.isolate.value = True
     ui.run_button.click()
     assert ui.result.outcome.value == "lowering_error" and "root cause" in ui.error_html.value
+
+
+@pytest.mark.slow
+def test_find_culprits_button_names_the_node_that_must_stay_on_cpu():
+    ui = explorer("cumsum", "int64", "TOSA-1.1+INT+int64")
+    assert not ui.culprits_button.disabled
+    ui.culprits_button.click()
+    shown = html.unescape(ui.culprits_html.value)
+    assert "aten.cumsum.default [int64 -> int64]: aten_cumsum_default" in shown
+    assert "outcome fallback" in shown
+    ui.op.value, ui.dtype.value = "add", "int32"
+    ui.run_button.click()
+    assert ui.culprits_button.disabled and ui.culprits_html.value == ""

@@ -46,7 +46,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("op")
     run.add_argument("--dtype", required=True)
     run.add_argument("--profile", required=True)
-    run.add_argument("--policy", default=None)
+    run.add_argument("--policy", default=None, help="a policy name, a .toml/.yaml file, or path.py:VARIABLE")
     run.add_argument("--seed", type=int, default=0)
     run.add_argument("--json", action="store_true", help="print the full result as JSON")
     run.add_argument("--isolate", action="store_true", help="run in a child process (crash and hang safe)")
@@ -60,7 +60,33 @@ def _parser() -> argparse.ArgumentParser:
     _add_arm_backend_option(passes)
 
     _add_batch_commands(sub)
+    _add_compare_backends_command(sub)
+    _add_culprits_command(sub)
+    _add_summary_command(sub)
     return parser
+
+
+def _add_summary_command(sub) -> None:
+    summary = sub.add_parser("summary", help="a model's delegates, CPU islands and int64 tensors crossing a "
+                             "delegate boundary, per profile and policy (e.g. decoder_block)")
+    summary.add_argument("op")
+    summary.add_argument("--dtype", default=None, help="default: the entry's first dtype")
+    summary.add_argument("--profiles", nargs="+", default=None)
+    summary.add_argument("--policies", nargs="+", default=None, help="default: stock ext-int64-allowlist")
+    summary.add_argument("--json", action="store_true")
+
+
+def _add_culprits_command(sub) -> None:
+    culprits = sub.add_parser("culprits", help="for a case ending in lowering_error: the smallest set of accepted "
+                              "nodes that must stay on CPU for lowering to succeed, found by re-lowering")
+    culprits.add_argument("op")
+    culprits.add_argument("--dtype", required=True)
+    culprits.add_argument("--profile", required=True)
+    culprits.add_argument("--policy", default=None)
+    culprits.add_argument("--seed", type=int, default=0)
+    culprits.add_argument("--json", action="store_true", help="print the search as JSON")
+    _add_transform_pass_option(culprits)
+    _add_arm_backend_option(culprits)
 
 
 def _add_batch_commands(sub) -> None:
@@ -72,7 +98,7 @@ def _add_batch_commands(sub) -> None:
     sweep.add_argument("--ops", nargs="+")
     sweep.add_argument("--dtypes", nargs="+")
     sweep.add_argument("--profiles", nargs="+")
-    sweep.add_argument("--policy", default=None)
+    sweep.add_argument("--policy", default=None, help="a policy name, a .toml/.yaml file, or path.py:VARIABLE")
     sweep.add_argument("--workers", type=int, default=None, help="worker processes (default: number of cores)")
     sweep.add_argument("--no-cache", action="store_true", help="recompute every case, write nothing")
     sweep.add_argument("--cache-dir", default=None, help="cache folder (default: $WORKBENCH_CACHE_DIR or "
@@ -80,7 +106,12 @@ def _add_batch_commands(sub) -> None:
     sweep.add_argument("--scheduler", default=None, help="Dask scheduler address to run on a cluster")
     sweep.add_argument("--timeout", type=float, default=None, help="seconds per case before it is stopped")
     sweep.add_argument("--seed", type=int, default=0)
-    sweep.add_argument("--out", required=True, help="results file: .csv or .parquet")
+    sweep.add_argument("--out", default=None, help="results file: .csv or .parquet (optional with --arm-tests)")
+    sweep.add_argument("--arm-tests", nargs="+", metavar="PATTERN", default=None,
+                       help="run executorch's own Arm TOSA tests instead: files relative to backends/arm/test "
+                            "(globs allowed, e.g. 'ops/test_c*.py' misc/test_int64.py) and print the agreement")
+    sweep.add_argument("--arm-tests-cap", type=int, default=None, metavar="N",
+                       help="with --arm-tests: at most N parametrizations per test function (the first ones)")
     _add_transform_pass_option(sweep)
     _add_arm_backend_option(sweep)
 
@@ -105,6 +136,22 @@ def _add_batch_commands(sub) -> None:
     review = sub.add_parser("review", help="run the EXT-INT64 review cases and print their table")
     review.add_argument("--json", action="store_true")
     _add_arm_backend_option(review)
+
+
+def _add_compare_backends_command(sub) -> None:
+    compare = sub.add_parser("compare-backends", help="sweep the same matrix on two Arm backends (checkouts or "
+                             "'installed'), each import-checked and swept in its own process, and diff them")
+    compare.add_argument("before", help="an executorch checkout, its backends/arm folder, or 'installed'")
+    compare.add_argument("after", help="the same, for the side compared against BEFORE")
+    compare.add_argument("--preset", help="a named sweep: " + ", ".join(_sweep_presets()))
+    compare.add_argument("--ops", nargs="+")
+    compare.add_argument("--dtypes", nargs="+")
+    compare.add_argument("--profiles", nargs="+")
+    compare.add_argument("--policy", default=None)
+    compare.add_argument("--workers", type=int, default=None, help="worker processes per sweep")
+    compare.add_argument("--no-cache", action="store_true", help="recompute every case, write nothing")
+    compare.add_argument("--cache-dir", default=None, help="cache folder")
+    compare.add_argument("--out-dir", default=None, help="write before.csv and after.csv here")
 
 
 def _add_transform_pass_option(command) -> None:
@@ -161,6 +208,16 @@ def _cmd_run(args) -> None:
         print(f"wrote {args.emit_test}", file=sys.stderr)
 
 
+def _cmd_culprits(args) -> None:
+    from .batch.culprits import find_culprits
+    from .pipeline.case import run_case
+
+    result = run_case(args.op, args.dtype, args.profile, policy=args.policy, seed=args.seed,
+                      transform_passes=args.transform_passes)
+    search = find_culprits(result, policy=args.policy)
+    print(json.dumps(search.to_dict(), indent=2) if args.json else search)
+
+
 def _cmd_policies(args) -> None:
     from . import policies
 
@@ -193,8 +250,12 @@ def _cmd_sweep(args) -> None:
     from .batch.results_io import save_results
     from .batch.sweeps import sweep
 
+    if args.arm_tests:
+        return _cmd_sweep_arm_tests(args)
     if args.preset is None and args.ops is None:
         raise WorkbenchError(f"say what to sweep: --preset NAME ({', '.join(_sweep_presets())}) or --ops OP ...")
+    if args.out is None:
+        raise WorkbenchError("say where to write the results: --out FILE (.csv or .parquet)")
     cache = False if args.no_cache else (args.cache_dir or True)
     table = sweep(args.ops, args.dtypes, args.profiles, policy=args.policy, workers=args.workers, cache=cache,
                   preset=args.preset, scheduler=args.scheduler, seed=args.seed, timeout=args.timeout,
@@ -203,6 +264,34 @@ def _cmd_sweep(args) -> None:
     counts = table["outcome"].value_counts().to_dict()
     print(f"{len(table)} cases ({int(table['cached'].sum())} from the cache) -> {path}: "
           + ", ".join(f"{k} {v}" for k, v in counts.items()))
+
+
+def _cmd_sweep_arm_tests(args) -> None:
+    from .batch.arm_tests import agreement_text, run_arm_tests
+    from .batch.results_io import save_results
+
+    # main() has already made --arm-backend this process's Arm backend
+    table = run_arm_tests(args.arm_tests, cap=args.arm_tests_cap, workers=args.workers, timeout=args.timeout)
+    print(agreement_text(table))
+    if args.out:
+        print(f"{len(table)} cases -> {save_results(table, args.out)}")
+
+
+def _cmd_compare_backends(args) -> None:
+    from pathlib import Path
+
+    from .batch.backends import compare_backends
+    from .batch.results_io import save_results
+
+    if args.preset is None and args.ops is None:
+        raise WorkbenchError(f"say what to sweep: --preset NAME ({', '.join(_sweep_presets())}) or --ops OP ...")
+    cache = False if args.no_cache else (args.cache_dir or True)
+    result = compare_backends(args.before, args.after, args.ops, args.dtypes, args.profiles, policy=args.policy,
+                              preset=args.preset, cache=cache, workers=args.workers)
+    print(result.to_text())
+    if args.out_dir:
+        for side, table in (("before", result.before_table), ("after", result.after_table)):
+            print(f"wrote {save_results(table, Path(args.out_dir) / f'{side}.csv')}")
 
 
 def _cmd_diff(args) -> None:
@@ -235,6 +324,22 @@ def _cmd_passes(args) -> None:
     print(json.dumps(names, indent=2) if args.json else "\n".join(names))
 
 
+def _cmd_summary(args) -> None:
+    from .views.summary import architecture_summary
+
+    table = architecture_summary(args.op, args.dtype, args.profiles, args.policies)
+    if args.json:
+        print(json.dumps(table.to_dict(orient="records"), indent=2))
+        return
+    from .core.text import table as text_table
+
+    columns = ["profile", "policy", "outcome", "delegates", "cpu_islands", "int64_crossings"]
+    print(text_table(table[columns].values.tolist(), columns, max_width=40))
+    for row in table.itertuples():
+        error = f"; {row.error}" if row.error else ""
+        print(f"{row.profile} {row.policy}: {row.crossings or 'no int64 crossing'}{error}")
+
+
 def _cmd_doctor(args) -> None:
     from .stack.doctor import doctor, format_doctor
 
@@ -245,7 +350,8 @@ def _cmd_doctor(args) -> None:
 _COMMANDS = {
     "ops": _cmd_ops, "profiles": _cmd_profiles, "run": _cmd_run, "policies": _cmd_policies, "review": _cmd_review, "sweep": _cmd_sweep,
     "diff": _cmd_diff, "report": _cmd_report, "doctor": _cmd_doctor,
-    "passes": _cmd_passes,
+    "passes": _cmd_passes, "compare-backends": _cmd_compare_backends, "culprits": _cmd_culprits,
+    "summary": _cmd_summary,
 }
 
 

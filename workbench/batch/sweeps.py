@@ -23,12 +23,15 @@ from ..stages import transform_passes as transform_passes_stage
 from .cache import ResultCache, case_key, environment, request_key
 
 DEFAULT_PROFILES = ("TOSA-1.0+INT", "TOSA-1.1+INT+int64")
+# Catalogue families of whole models (catalogue/architectures.py): swept only when named in `ops`, since each
+# case costs as much as tens of single-op cases.
+WHOLE_MODEL_FAMILIES = ("architecture",)
 
 
 @dataclass(frozen=True)
 class SweepPreset:
     description: str
-    ops: tuple[str, ...] | None  # None: the whole catalogue
+    ops: tuple[str, ...] | None  # None: the whole catalogue but WHOLE_MODEL_FAMILIES
     dtypes: tuple[str, ...] | None  # None: every dtype an operator supports
     profiles: tuple[str, ...]
 
@@ -45,6 +48,14 @@ PRESETS: dict[str, SweepPreset] = {
         None,
         ("int64", "int32", "float32", "bool"),
         ("TOSA-1.0+INT", "TOSA-1.1+INT+int64", "TOSA-1.0+FP", "TOSA-1.1+FP+int64"),
+    ),
+    "dynamic": SweepPreset(
+        "the dynamic-shape entries (torch.export Dim) x {int64, int32, float32} x the TOSA-1.1 INT and FP "
+        "profiles, with and without +int64, each with and without +shape (the extension only 1.1 accepts)",
+        ("slice_dynamic", "view_dynamic", "arange_dynamic_size"),
+        ("int64", "int32", "float32"),
+        ("TOSA-1.1+INT", "TOSA-1.1+INT+shape", "TOSA-1.1+INT+int64", "TOSA-1.1+INT+int64+shape",
+         "TOSA-1.1+FP", "TOSA-1.1+FP+shape", "TOSA-1.1+FP+int64", "TOSA-1.1+FP+int64+shape"),
     ),
 }
 
@@ -70,7 +81,8 @@ def _expand(ops, dtypes, profiles, policy):
     """Validated (op, dtype) pairs (dtypes an operator does not support are skipped) and parsed profiles."""
     from .. import catalogue  # here, not at the top: a sweep answered from the cache never imports torch
 
-    entries = [catalogue.get(op) for op in ops] if ops is not None else catalogue.entries()
+    entries = [catalogue.get(op) for op in ops] if ops is not None else [
+        e for e in catalogue.entries() if e.family not in WHOLE_MODEL_FAMILIES]
     for d in dtypes or ():
         dtype_info.get(d)
     specs = [profile_info.parse(p) for p in profiles]
@@ -232,7 +244,7 @@ def _run(todo: dict, seed: int, policy, passes, workers, timeout, scheduler):
     return _run_local(todo, seed, policy, passes, workers, timeout)
 
 
-def _sweep_in_fresh_process(arguments: dict, requested):
+def _sweep_in_fresh_process(arguments: dict, requested, why: str = "this one has already imported another"):
     """The sweep on another Arm backend, by the CLI in a new process (this one keeps the backend it imported)."""
     import subprocess
     import sys
@@ -268,8 +280,7 @@ def _sweep_in_fresh_process(arguments: dict, requested):
         command += ["--cache-dir", str(cache)]
     with tempfile.TemporaryDirectory(prefix="workbench-sweep-") as folder:
         out = f"{folder}/results.parquet"
-        print(f"sweeping on the Arm backend {requested} in a new process: this one has already imported another",
-              file=sys.stderr)
+        print(f"sweeping on the Arm backend {requested} in a new process: {why}", file=sys.stderr)
         done = subprocess.run([*command, "--out", out], capture_output=True, text=True)
         if done.returncode != 0:
             detail = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit code {done.returncode}"

@@ -13,10 +13,12 @@ import ipywidgets as widgets
 
 from .. import catalogue, policies, views
 from ..core.errors import WorkbenchError
+from ..core.outcomes import Outcome
 from ..pipeline.case import run_case
 from ..stages import transform_passes
 from ..stack import arm_backend, profiles
-from ..views.graph import draw_partition, partition_graph
+from ..views.graph import partition_graph
+from .graph_view import GraphView
 
 TAB_TITLES = ("Partition graph", "Reasons", "Numerics", "TOSA", "Error", "Reproduce")
 CUSTOM_PROFILE = "custom…"
@@ -26,6 +28,14 @@ def _table_html(frame) -> str:
     if frame.empty:
         return "<i>nothing to show</i>"
     return frame.to_html(index=False, escape=True, border=0, classes="wb-table")
+
+
+def _summary_html(result) -> str:
+    row = views.model_summary(result)
+    crossings = f" ({html.escape(row['crossings'])})" if row["crossings"] else ""
+    return (f"<small>{row['delegated_nodes']} of {row['compute_nodes']} compute nodes delegated: "
+            f"{row['delegates']} delegate(s), {row['cpu_islands']} CPU island(s), "
+            f"{row['int64_crossings']} int64 tensor(s) crossing a delegate boundary{crossings}</small>")
 
 
 class Explorer(widgets.VBox):
@@ -45,6 +55,7 @@ class Explorer(widgets.VBox):
         self.custom_profile.observe(self._on_custom_profile, names="value")
         self.run_button.on_click(lambda _: self.run())
         self.save_button.on_click(lambda _: self.save_flatbuffers())
+        self.culprits_button.on_click(lambda _: self.find_culprits())
 
         self._on_op({"new": op})
         if dtype in self.dtype.options:
@@ -76,6 +87,8 @@ class Explorer(widgets.VBox):
         self.progress = widgets.IntProgress(value=0, min=0, max=1, description="", bar_style="info",
                                             layout=widgets.Layout(visibility="hidden", width="160px"))
         self.status = widgets.HTML().add_class("wb-status")  # classes: stable handles for the browser tests
+        # The partition in three numbers (views/summary.py): what matters on a whole model.
+        self.summary_html = widgets.HTML().add_class("wb-summary")
         # Which Arm backend runs: the installed executorch's, or a checkout's (workbench.use_arm_backend).
         self.backend_html = widgets.HTML(f"<small>Arm backend: {html.escape(arm_backend.active().label)}</small>")
         self.backend_html.add_class("wb-arm-backend")
@@ -86,10 +99,13 @@ class Explorer(widgets.VBox):
             self.transform_passes,
             self.backend_html,
             self.status,
+            self.summary_html,
         ])
 
     def _build_tabs(self) -> widgets.Tab:
-        self.graph_image = widgets.Image(format="png")
+        # small graphs: the matplotlib picture (graph_image); large ones: Graphviz, zoomable (ui/graph_view.py)
+        self.graph_view = GraphView()
+        self.graph_image = self.graph_view.picture
         self.reasons_html = widgets.HTML()
         self.numerics_html = widgets.HTML()
         self.numerics_image = widgets.Image(format="png")
@@ -100,13 +116,18 @@ class Explorer(widgets.VBox):
         self.traceback_html = widgets.HTML()
         self.traceback_fold = widgets.Accordion(children=[self.traceback_html], selected_index=None)
         self.traceback_fold.set_title(0, "full traceback")
+        # For a lowering_error: re-lower with nodes kept on CPU until it succeeds (batch/culprits.py).
+        self.culprits_button = widgets.Button(description="Find culprits", icon="search", disabled=True,
+                                              tooltip="which accepted nodes must stay on CPU for lowering to succeed")
+        self.culprits_button.add_class("wb-find-culprits")
+        self.culprits_html = widgets.HTML().add_class("wb-culprits")
         self.reproduce_html = widgets.HTML()
         tabs = widgets.Tab(children=[
-            self.graph_image,
+            self.graph_view,
             self.reasons_html,
             widgets.VBox([self.numerics_html, self.numerics_image]),
             widgets.VBox([self.tosa_html, widgets.HBox([self.save_button, self.save_status])]),
-            widgets.VBox([self.error_html, self.traceback_fold]),
+            widgets.VBox([self.error_html, self.traceback_fold, self.culprits_button, self.culprits_html]),
             self.reproduce_html,
         ])
         for index, title in enumerate(TAB_TITLES):
@@ -188,7 +209,7 @@ class Explorer(widgets.VBox):
         """Fill every tab from one result."""
         self.result = result
         self.graph = partition_graph(result)
-        self.graph_image.value = views.figure_png(draw_partition(result, self.graph))
+        self.graph_view.show(result, self.graph)
         self.reasons_html.value = _table_html(views.reasons_frame(result))
         notes = "".join(f"<br><i>note: {html.escape(note)}</i>" for note in result.notes)
         self.numerics_html.value = (
@@ -198,6 +219,9 @@ class Explorer(widgets.VBox):
         self.numerics_image.value = views.figure_png(figure) if figure is not None else b""
         self.tosa_html.value = _table_html(views.tosa_frame(result))
         self.save_button.disabled = not result.delegates
+        searchable = result.outcome == Outcome.LOWERING_ERROR and result.op in catalogue.CATALOGUE
+        self.culprits_button.disabled = not searchable
+        self.culprits_html.value = ""
         self.save_status.value = ""
         if result.error is None:
             self.error_html.value = "<i>no error</i>"
@@ -206,15 +230,43 @@ class Explorer(widgets.VBox):
             self.error_html.value = (
                 f"<b>stage:</b> {html.escape(result.error.stage)}<br>"
                 f"<b>root cause:</b> {html.escape(result.error.root_cause_type)}: "
-                f"{html.escape(result.error.root_cause)}"
+                f"{html.escape(result.error.root_cause)}<br>"
+                f"<b>failing pass / node:</b> {html.escape(result.error.failing_line())}"
             )
             self.traceback_html.value = f"<pre>{html.escape(result.error.traceback)}</pre>"
         self.backend_html.value = f"<small>Arm backend: {html.escape(result.arm_backend_label)}</small>"
         self.reproduce_html.value = f"<pre>{html.escape(views.reproduce_code(result), quote=False)}</pre>"
+        self.summary_html.value = _summary_html(result)
         self.status.value = (f"<b>{html.escape(result.op)} [{result.dtype}] {html.escape(result.profile)}</b>: "
                              f"outcome <b>{result.outcome.value}</b>, numerics <b>{result.numerics.value}</b>"
                              + (f" — {html.escape(result.reason_summary())}" if result.reason_summary() else ""))
         self.tabs.selected_index = 4 if result.error is not None and result.error.stage != "reference" else 0
+
+    def find_culprits(self):
+        """The culprit search on the shown lowering_error, into the Error tab (threaded like Run)."""
+        if self.result is None or self.culprits_button.disabled:
+            return None
+        self.culprits_button.disabled = True
+        self.culprits_html.value = "<i>searching: re-lowering with nodes kept on CPU …</i>"
+        if self.threaded:
+            self._worker = threading.Thread(target=self._search_and_show, daemon=True)
+            self._worker.start()
+            return None
+        return self._search_and_show()
+
+    def _search_and_show(self):
+        from ..batch.culprits import find_culprits
+
+        try:
+            search = find_culprits(self.result)
+        except Exception as exc:  # said inline; the shown result stays
+            self.culprits_html.value = (f"<span style='color:#c62828'>✗ {html.escape(type(exc).__name__)}: "
+                                        f"{html.escape(str(exc))}</span>")
+            return None
+        finally:
+            self.culprits_button.disabled = False
+        self.culprits_html.value = f"<pre>{html.escape(search.to_text(), quote=False)}</pre>"
+        return search
 
     def save_flatbuffers(self, folder: str = ".") -> list[str]:
         """Write each delegate's TOSA flatbuffer next to the notebook; returns the paths."""

@@ -1,13 +1,20 @@
 """The views layer: results made readable, without computing anything.
 
 - `tables`: one result as tables (node reasons, numerics, TOSA operators), figures and reproduce lines;
-- `graph`: the partition graph; `plots`: heatmaps of sweeps and diffs; `report`: markdown / HTML reports;
+- `graph`: the partition graph (matplotlib); `graph_layout` / `graph_svg`: the same as Graphviz DOT / SVG for
+  large graphs (collapsed delegates, CPU islands, boundary dtypes, search), with the matplotlib fallback;
+- `plots`: heatmaps of sweeps and diffs; `report`: markdown / HTML reports;
 - `regression`: a result as a standalone pytest file.
+- `summary`: a whole model's partition as counts (delegates, CPU islands, int64 tensors crossing a delegate
+  boundary), one row per result; `architecture_summary` has batch/model_runs.py run a catalogue entry under
+  profiles x policies and tabulates it.
 Imports every layer below it; the UI and the CLI arrange these.
 """
 
 from .tables import (figure_png, numerics_figure, numerics_frame, reasons_frame, reproduce_code, results_frame,
                      tosa_frame)
+from .summary import architecture_summary, model_summary, summary_table
 
-__all__ = ["figure_png", "numerics_figure", "numerics_frame", "reasons_frame", "reproduce_code", "results_frame",
+__all__ = ["architecture_summary", "model_summary", "summary_table",
+           "figure_png", "numerics_figure", "numerics_frame", "reasons_frame", "reproduce_code", "results_frame",
            "tosa_frame"]
