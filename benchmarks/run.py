@@ -48,6 +48,7 @@ SECTIONS = {
     6: "Where time goes (one case under cProfile)",
     7: "Culprit search",
     8: "Graph at 300 nodes",
+    9: "Real models and executorch's own tests",
 }
 
 # One-op cases that delegate completely (one delegate, nothing on CPU) and match, so the raw calls can feed the
@@ -72,6 +73,13 @@ EXPLORER_CASE = ("add", "float32", "TOSA-1.0+FP")
 
 # A float chain beside two int64 operators executorch 1.5.1 accepts under +int64 and cannot lower.
 CULPRIT_CASE = ("two_culprits", "int64", "TOSA-1.1+FP+int64")
+
+# Section 9: real architectures of the catalogue that lower partially and match (quick mode: the first), and
+# executorch's own Arm test files, each with the most parametrizations per test function to take (None: all).
+ARCHITECTURE_CASES = (("small_cnn", "float32", "TOSA-1.0+FP"), ("lstm_step", "int64", "TOSA-1.0+FP"))
+ARM_TEST_FILES = (("ops/test_cumsum.py", None), ("ops/test_add.py", 2))
+QUICK_ARM_TEST_FILES = (("ops/test_cumsum.py", 2),)
+PYTEST_TIMEOUT_S = 1200
 
 TARGETS = {
     "lever": 1.0,  # workbench (lever on) / raw below this
@@ -735,13 +743,209 @@ def graph_at_scale(table: Table, config: Settings) -> None:
     table.add(8, Row("the explorer's show(result): every tab, the graph collapsed", seconds(whole)))
 
 
+# -- 9. real models and executorch's own tests ----------------------------------------------------------------------
+def raw_model(op: str, dtype: str, profile: str) -> tuple:
+    """What run_case does for a model with CPU parts, written with the stack's own calls.
+
+    Eager forward, torch.export.export, to_edge_transform_and_lower with the TOSA partitioner, then the lowered
+    program itself (`exported_program().module()`), its CPU nodes in PyTorch and each delegate call on the
+    reference model (its operands fed in call order), compared with eager. Returns (outcome, numerics,
+    delegated nodes, CPU nodes, delegates), the nodes counted as run_case counts them (getitem left out).
+    """
+    import numpy as np
+    import torch
+    import tosa_reference_model
+    from executorch.backends.arm.tosa.compile_spec import TosaCompileSpec
+    from executorch.backends.arm.tosa.partitioner import TOSAPartitioner
+    from executorch.exir import EdgeCompileConfig, to_edge_transform_and_lower
+    from torch.overrides import TorchFunctionMode
+
+    entry = catalogue.get(op)
+    module, inputs = entry.module(dtype).eval(), entry.inputs(dtype, 0)
+    with torch.no_grad():
+        expected = module(*inputs)
+    edge = to_edge_transform_and_lower(
+        torch.export.export(module, inputs),
+        partitioner=[TOSAPartitioner(TosaCompileSpec(profile))],
+        compile_config=EdgeCompileConfig(_check_ir_validity=False),
+    )
+    program = edge.exported_program()
+    graph, hop = program.graph_module, torch.ops.higher_order.executorch_call_delegate
+
+    def computing(g):
+        return [n for n in g.graph.nodes if n.op == "call_function" and n.target.__name__ != "getitem"]
+
+    calls = computing(graph)
+    delegates = [getattr(graph, n.args[0].target) for n in calls if n.target is hop]
+    delegated = sum(len(computing(d.original_module.graph_module)) for d in delegates)
+
+    class Reference(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            if func is not hop:
+                return func(*args, **(kwargs or {}))
+            lowered, operands = args[0], args[1:]
+            with _silence_native_stdout():
+                outputs, status = tosa_reference_model.run(
+                    lowered.processed_bytes, [t.numpy() for t in operands],
+                    verbosity="NONE", initialize_variable_tensor_from_numpy=True,
+                )
+            if status != tosa_reference_model.GraphStatus.TOSA_VALID:
+                raise RuntimeError(f"reference model returned {status}")
+            declared = [n.meta["val"] for n in lowered.original_module.graph.output_node().args[0]]
+            return tuple(torch.from_numpy(o.copy()).reshape(tuple(d.shape)).to(d.dtype)
+                         for o, d in zip(outputs, declared))
+
+    with torch.no_grad(), Reference():
+        actual = program.module()(*inputs)
+    expected = expected if isinstance(expected, tuple) else (expected,)
+    actual = actual if isinstance(actual, (tuple, list)) else (actual,)
+    same = len(actual) == len(expected) and all(
+        np.allclose(a.numpy(), e.numpy(), atol=1e-5, rtol=1e-4) for a, e in zip(actual, expected))
+    cpu = len(calls) - len(delegates)
+    outcome = "fallback" if not delegates else ("delegated" if cpu == 0 else "partial")
+    return outcome, "match" if same else "mismatch", delegated, cpu, len(delegates)
+
+
+def architecture_rows(table: Table, config: Settings) -> None:
+    """Real-architecture cases: run_case (lever on, and off) against raw_model, interleaved, and their verdicts."""
+    available = decomposition_cache_switch() is not None
+    for op, dtype, profile in ARCHITECTURE_CASES[:1] if config.quick else ARCHITECTURE_CASES:
+        label = f"{op} [{dtype}] {profile}"
+        say(f"  9. {label}: run_case against the raw calls")
+        verdicts = {}
+
+        def workbench_run(on):
+            def run():
+                with lever(on):
+                    result = workbench.run_case(op, dtype, profile)
+                verdicts["workbench"] = (result.outcome.value, result.numerics.value, len(result.delegated_nodes),
+                                         len(result.cpu_nodes), len(result.delegates))
+            return run
+
+        def raw_run():
+            with lever(False):  # the raw calls must not profit from the workbench's cache
+                verdicts["raw"] = raw_model(op, dtype, profile)
+
+        variants = {"raw": raw_run, "on": workbench_run(True)}
+        if available:
+            variants["off"] = workbench_run(False)
+        try:
+            raw_run()  # the case's warm-up
+            times = {name: [] for name in variants}
+            for _ in range(config.reps):  # interleaved, so load changes touch every variant alike
+                for name, action in variants.items():
+                    times[name].append(timed(action))
+        except Exception as exc:
+            table.add(9, Row(f"{label}: run_case / raw calls", failed(exc)))
+            continue
+        median = {name: statistics.median(values) for name, values in times.items()}
+        ratio = median["on"] / median["raw"]
+        if available:
+            table.add(9, Row(f"{label}: run_case on / off / raw (whole case)",
+                             f"{median['on']:.3f} / {median['off']:.3f} / {median['raw']:.3f} s", "on/raw < 1",
+                             f"on/raw {ratio:.2f}, off/raw {median['off'] / median['raw']:.2f}"))
+        else:
+            table.add(9, Row(f"{label}: run_case / raw calls", f"{median['on']:.3f} / {median['raw']:.3f} s",
+                             "", f"workbench/raw {ratio:.2f} (lever not available)"))
+
+        def text(v):
+            return f"{v[0]}/{v[1]}, {v[2]} delegated, {v[3]} CPU, {v[4]} delegate" + ("s" if v[4] != 1 else "")
+
+        same = verdicts["workbench"] == verdicts["raw"]
+        table.add(9, Row(f"{label}: verdict of run_case / of the raw calls",
+                         text(verdicts["workbench"]) + ("" if same else f" / {text(verdicts['raw'])}"),
+                         "equal", verdict(same)))
+
+
+def pytest_of(test_ids: list[str], folder: Path, scratch: Path) -> dict:
+    """executorch's own pytest on exactly these test ids, in a new process of this interpreter.
+
+    An empty ini file keeps this repository's pytest settings out (the installed executorch lies under it);
+    the rootdir is executorch's Arm test folder, whose conftest.py pytest loads as it would in executorch.
+    """
+    import re
+    import subprocess
+
+    ini = scratch / "arm-tests-pytest.ini"
+    ini.write_text("[pytest]\n")
+    command = [sys.executable, "-m", "pytest", "-c", str(ini), "--rootdir", str(folder), "-p", "no:cacheprovider",
+               "-q", *[str(folder / test_id) for test_id in test_ids]]
+    start = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, cwd=scratch, timeout=PYTEST_TIMEOUT_S)
+    wall = time.perf_counter() - start
+    lines = [line for line in done.stdout.splitlines() if line.strip()]
+    summary = lines[-1].strip("= ") if lines else ""
+    counts = {word.rstrip("s") if word.startswith("error") else word: int(n)
+              for n, word in re.findall(r"(\d+) (passed|failed|xfailed|xpassed|skipped|errors?|deselected)", summary)}
+    session = re.search(r" in ([\d.]+)s", summary)
+    if not counts or session is None:
+        tail = (done.stderr.strip().splitlines() or lines or ["no output"])[-1]
+        raise RuntimeError(f"pytest exit code {done.returncode}, no summary line: {tail}")
+    return {"counts": counts, "session": float(session.group(1)), "wall": wall, "summary": summary}
+
+
+def arm_test_rows(table: Table, config: Settings, scratch: Path) -> None:
+    """executorch's Arm test cases through the workbench (collect + run, 1 worker) against executorch's pytest
+    of the same test ids, both once, in the same run."""
+    from workbench.batch.arm_tests import tests_folder
+
+    chosen = QUICK_ARM_TEST_FILES if config.quick else ARM_TEST_FILES
+    files = ", ".join(name + (f" (first {cap} per test)" if cap else "") for name, cap in chosen)
+    say(f"  9. executorch's Arm tests {files}: the workbench, then executorch's pytest")
+    try:
+        test_ids, agreeing, collecting, running = [], 0, 0.0, 0.0
+        with lever(True):
+            for name, cap in chosen:
+                found = {}
+                collecting += timed(lambda: found.update(cases=workbench.cases.from_arm_tests(name, cap=cap)))
+                cases = found["cases"]
+                if cases.import_failures or cases.not_captured or cases.skipped:
+                    raise RuntimeError(f"{name}: not every case is runnable: {cases.import_failures or ''}"
+                                       f"{cases.not_captured or ''}{cases.skipped or ''}")
+                running += timed(lambda: found.update(
+                    table=workbench.cases.run_arm_tests(cases, workers=1, progress=False)))
+                test_ids += [c.test_id for c in cases]
+                agreeing += int(found["table"]["agrees"].sum())
+    except Exception as exc:
+        table.add(9, Row(f"executorch's Arm tests {files} through the workbench", failed(exc)))
+        return
+    total, n = collecting + running, len(test_ids)
+    table.add(9, Row(f"executorch's Arm tests: {files}", f"{n} TOSA cases"))
+    table.add(9, Row("workbench: from_arm_tests + run_arm_tests (1 worker), per case",
+                     f"{seconds(total / n)}", "", f"total {seconds(total)} (collect {seconds(collecting)}, "
+                     f"run {seconds(running)})"))
+    try:
+        gc.collect()
+        ran = pytest_of(test_ids, tests_folder(None), scratch)
+    except Exception as exc:
+        table.add(9, Row("executorch's pytest on the same test ids", failed(exc)))
+        return
+    counts = ran["counts"]
+    ratio = total / ran["session"]
+    table.add(9, Row("executorch's pytest, same test ids (session time), per case",
+                     seconds(ran["session"] / n), "workbench < pytest",
+                     f"total {seconds(ran['session'])}; workbench/pytest {ratio:.2f} ({verdict(ratio < 1)})"))
+    table.add(9, Row("executorch's pytest process, wall (start, imports too)",
+                     seconds(ran["wall"]), "", ran["summary"]))
+    expected_pass = counts.get("passed", 0) + counts.get("xfailed", 0)
+    same = expected_pass == agreeing == n
+    table.add(9, Row("verdicts: pytest passed + xfailed / workbench agrees",
+                     f"{expected_pass} / {agreeing} of {n}", "equal", verdict(same)))
+
+
+def real_models_and_arm_tests(table: Table, config: Settings, scratch: Path) -> None:
+    architecture_rows(table, config)
+    arm_test_rows(table, config, scratch)
+
+
 # -- the table -----------------------------------------------------------------------------------------------------
 COLUMNS = ("measurement", "value", "target", "ratio / met")
 
 
 def section_title(number: int, config: Settings) -> str:
     extra = {1: f" (warm, median of {config.reps}, seconds)", 3: f" (median of {config.reps})",
-             4: f" (median of {config.reps})", 7: f" (median of {config.reps})", 8: f" (median of {config.reps})"}
+             4: f" (median of {config.reps})", 7: f" (median of {config.reps})", 8: f" (median of {config.reps})",
+             9: f" (models: warm, median of {config.reps}; tests: once each side)"}
     return f"{number}. {SECTIONS[number]}{extra.get(number, '')}"
 
 
@@ -808,6 +1012,13 @@ METHOD = [
     "- Stage profile: one explorer Run under cProfile, split by the stack's entry points. A workbench function's",
     "  own cost is its cumulative time less what it spends in calls to other workbench functions and in the calls",
     "  the raw script makes too (export, to_edge_transform_and_lower, the reference model, the eager forward).",
+    "- Real models: `run_case` on a catalogue architecture that lowers partially against the raw calls of section 1",
+    "  extended to the lowered program (`exported_program().module()`: its CPU nodes in PyTorch, each delegate call",
+    "  on `tosa_reference_model.run`; `benchmarks/run.py: raw_model`), interleaved as in section 1; the verdicts",
+    "  (outcome, numerics, delegated and CPU nodes, delegates) must be equal.",
+    "- executorch's own tests: `workbench.cases.from_arm_tests` + `run_arm_tests(workers=1)` on the files named,",
+    "  against `python -m pytest` of executorch's Arm test folder on the same test ids (a new process; an empty ini",
+    "  keeps this repository's pytest settings out), each once; pytest's time is its own session time.",
 ]
 
 
@@ -856,7 +1067,7 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="fewer cases and repetitions (under 5 minutes)")
     parser.add_argument("--markdown", metavar="PATH", help="also write the table and the machine to PATH")
     parser.add_argument("--only", type=int, nargs="+", choices=sorted(SECTIONS), metavar="SECTION",
-                        help="run only these sections (1-8)")
+                        help="run only these sections (1-9)")
     args = parser.parse_args(argv)
     config = settings(args.quick)
     chosen = set(args.only or SECTIONS)
@@ -885,6 +1096,7 @@ def main(argv=None) -> int:
             (6, lambda: stage_profile(table, config)),
             (7, lambda: culprit_search(table, config)),
             (8, lambda: graph_at_scale(table, config)),
+            (9, lambda: real_models_and_arm_tests(table, config, Path(scratch))),
         ]
         for number, step in steps:
             if number not in chosen:
