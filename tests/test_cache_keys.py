@@ -150,3 +150,18 @@ def test_editing_profiles_py_and_sweeping_again_recomputes(tmp_path):
     profiles = copy / "stack" / "profiles.py"
     profiles.write_text(profiles.read_text() + "\n# an edit that could have changed what a profile declares\n")
     assert cached() == "0"
+
+
+@pytest.mark.slow
+def test_changing_a_policys_accept_rules_recomputes_the_case(tmp_path):
+    # Same name, different accept rules: a cached verdict of one must never answer for the other.
+    store, case = str(tmp_path / "cache"), dict(ops=["where_int64_buffer"], dtypes=["int64"],
+                                                  profiles=["TOSA-1.1+INT+int64"], progress=False)
+    accepting = workbench.policies.accepting("p", {"aten.where.self": ["int64"]})
+    first = workbench.sweep(policy=accepting, cache=store, **case)
+    again = workbench.sweep(policy=workbench.policies.accepting("p", {"aten.where.self": ["int64"]}), cache=store,
+                            **case)
+    assert (first.outcome[0], bool(first.cached[0]), bool(again.cached[0])) == ("lowering_error", False, True)
+    narrower = workbench.sweep(policy=workbench.policies.accepting("p", {"aten.where.self": ["int32"]}), cache=store,
+                               **case)
+    assert not narrower.cached[0] and narrower.outcome[0] == "fallback"

@@ -117,6 +117,11 @@ class ErrorInfo:
         return cls(**data, failing_node=node)
 
 
+def is_quantize_dequantize(target: str) -> bool:
+    """Whether an edge target name is a quantize/dequantize op: no compute node (core/outcomes.py)."""
+    return target.startswith("quantized_decomposed.") and ("quantize_per" in target or "dequantize_per" in target)
+
+
 @dataclass(frozen=True)
 class NodeRecord:
     """One call_function node of the edge program as the partitioner saw it."""

@@ -263,9 +263,13 @@ def report() -> list[dict]:
 
 # --- accessors: the only readers of these names -------------------------------------------------------------------
 
+def _reasons_of(reporter):
+    return getattr(reporter, "_rejected_nodes", None)
+
+
 def rejection_reasons(reporter) -> dict | None:
     """node -> reason as WhyNoPartitionReporter keeps it (its public API only renders a table); None if degraded."""
-    reasons = getattr(reporter, "_rejected_nodes", None)
+    reasons = _reasons_of(reporter)
     if reasons is None or not hasattr(reasons, "items"):
         probe_again("reasons")
         return None
@@ -274,7 +278,7 @@ def rejection_reasons(reporter) -> dict | None:
 
 def withdraw_rejection(reporter, node) -> str | None:
     """Remove and return the reason `reporter` holds for `node` (a policy accepted it); None if none or degraded."""
-    reasons = getattr(reporter, "_rejected_nodes", None)
+    reasons = _reasons_of(reporter)
     return reasons.pop(node, None) if hasattr(reasons, "pop") else None
 
 

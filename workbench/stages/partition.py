@@ -17,7 +17,7 @@ import functools
 import operator
 
 from ..core.failures import stable_text
-from ..core.records import NodeRecord
+from ..core.records import NodeRecord, is_quantize_dequantize
 from ..stack import internals, loader
 from ..stack.internals import target_name
 
@@ -167,8 +167,7 @@ def make_partitioner(profile: str, additional_checks=(), on_stage=None, notes: l
 
 
 def _is_qdq(target) -> bool:
-    name = target_name(target)
-    return name.startswith("quantized_decomposed.") and ("quantize_per" in name or "dequantize_per" in name)
+    return is_quantize_dequantize(target_name(target))
 
 
 def lowered_layout(graph_module) -> tuple[list, list[str]]:

@@ -22,17 +22,13 @@ from __future__ import annotations
 
 import re
 
-from ..core.records import CaseResult, NodeRecord
+from ..core.records import CaseResult, NodeRecord, is_quantize_dequantize
 
 INPUT, CPU, OUTPUT = "input", "cpu", "output"
 _GETITEM = re.compile(r"^getitem(_\d+)?$")
 _CONSTANT = re.compile(r"^(p_|b_|c_|_lifted_tensor_constant)")  # torch.export's names for lifted state
 COLUMNS = ("op", "dtype", "profile", "policy", "outcome", "numerics", "compute_nodes", "delegated_nodes",
            "delegates", "cpu_islands", "int64_crossings", "crossings", "error")
-
-
-def _is_qdq(target: str) -> bool:
-    return target.startswith("quantized_decomposed.") and ("quantize_per" in target or "dequantize_per" in target)
 
 
 def _side(node: NodeRecord) -> str:
@@ -57,7 +53,7 @@ def edges(nodes) -> list[tuple[NodeRecord | None, str, NodeRecord, int]]:
     by_name = {n.name: n for n in nodes}
     found = []
     for position, node in enumerate(nodes):
-        args = node.args[:1] if _is_qdq(node.target) else node.args
+        args = node.args[:1] if is_quantize_dequantize(node.target) else node.args
         for index, arg in enumerate(args):
             producer = by_name.get(arg)
             if producer is None and _GETITEM.match(arg):
@@ -86,7 +82,7 @@ def cpu_islands(nodes) -> list[list[str]]:
             parent[root(producer.name)] = root(node.name)
     groups: dict[str, list[str]] = {}
     for name, node in cpu.items():
-        if not _is_qdq(node.target):
+        if not is_quantize_dequantize(node.target):
             groups.setdefault(root(name), []).append(name)
     return list(groups.values())
 
@@ -115,7 +111,7 @@ def int64_crossings(nodes) -> list[tuple[str, str, str]]:
 def model_summary(result: CaseResult) -> dict:
     """One row: the case, its outcome, and its delegates, CPU islands and int64 crossings (see module doc)."""
     nodes = result.nodes
-    compute = [n for n in nodes if not _is_qdq(n.target)]
+    compute = [n for n in nodes if not is_quantize_dequantize(n.target)]
     crossings = int64_crossings(nodes)
     return {
         "op": result.op, "dtype": result.dtype, "profile": result.profile, "policy": result.policy,
