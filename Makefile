@@ -46,7 +46,7 @@ test-browser: setup
 bench: setup
 	$(BIN)/python benchmarks/run.py --markdown docs/benchmarks.md
 
-# A smaller set of the same measurements, in under five minutes; prints only.
+# A smaller set of the same measurements, in about ten minutes; prints only.
 bench-quick: setup
 	$(BIN)/python benchmarks/run.py --quick
 

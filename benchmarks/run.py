@@ -1,33 +1,34 @@
-"""The workbench's benchmark table: per-case cost against raw executorch calls, sweep scaling, the cache,
-the explorer's latency, memory, and where the time of one case goes.
+"""The workbench's benchmark table: per-case cost against raw executorch calls with the speed levers on, off and
+each alone off, sweep scaling, the cache, the explorer's latency, memory, where the time of one case goes, and
+the int64-review preset cold against its committed table.
 
     python benchmarks/run.py                 # the full table (a few minutes more than --quick)
-    python benchmarks/run.py --quick         # fewer cases and repetitions, under 5 minutes on 2 cores
+    python benchmarks/run.py --quick         # fewer cases and repetitions, about 10 minutes on 2 cores
     python benchmarks/run.py --markdown docs/benchmarks.md   # also write the table with the machine
     python benchmarks/run.py --quick --only 1 4              # some sections only, while developing
 
 Everything runs in this one process (the sweeps fork their workers from it), after one warm-up case, so
-each number is for a warm process. Times are medians over repetitions. A measurement that fails says
-"failed: <reason>" in its row; the rest of the table still runs.
+each number is for a warm process; section 10 alone runs the CLI in a new process, as a user would.
+Sections 4, 6 and 10 live in sections_explorer.py, sections_profile.py and sections_preset.py beside this file,
+the shared helpers and targets in bench_common.py. Times are medians over repetitions. A measurement that fails
+says "failed: <reason>" in its row; the rest of the table still runs.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import cProfile
 import datetime
 import gc
 import os
 import platform
-import pstats
 import resource
 import statistics
 import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 # Benchmark the checkout this script belongs to, whatever else is installed.
@@ -39,37 +40,29 @@ from workbench import catalogue  # noqa: E402
 from workbench.stack import loader as _stack  # noqa: E402
 from workbench.stages.reference import _silence_native_stdout  # noqa: E402
 
+# The sections' shared helpers and the sections kept in modules of their own, beside this file.
+from bench_common import (TARGETS, SWEEP_OPS, Row, Settings, Table, failed, lever_names, levers_module,  # noqa: E402
+                          mib, say, seconds, settings, switched, timed, timed_with, verdict)
+from sections_explorer import EXPLORER_CASE, explorer_latency  # noqa: E402
+from sections_preset import preset_section  # noqa: E402
+from sections_profile import where_time_goes  # noqa: E402
+
 SECTIONS = {
     1: "Per case: workbench against raw calls",
     2: "Sweep scaling",
     3: "Cache",
     4: "Interactive latency (explorer)",
     5: "Memory during the 2-worker sweep",
-    6: "Where time goes (one case under cProfile)",
+    6: "Where time goes (one Run under cProfile; the share of each stage)",
     7: "Culprit search",
     8: "Graph at 300 nodes",
     9: "Real models and executorch's own tests",
+    10: "The int64-review preset, cold, 2 workers, against data/int64-review.csv",
 }
 
-# One-op cases that delegate completely (one delegate, nothing on CPU) and match, so the raw calls can feed the
-# model's inputs straight to the delegate. Quick mode takes the first five of each.
-PER_CASE = {
-    ("float32", "TOSA-1.0+FP"): ("add", "sub", "mul", "maximum", "minimum", "neg", "abs", "clamp", "sigmoid",
-                                 "permute"),
-    ("int32", "TOSA-1.0+INT"): ("add", "sub", "mul", "maximum", "minimum", "neg", "abs", "clamp", "bitwise_and",
-                                "permute"),
-}
-QUICK_PER_PROFILE = 5
-
-# The sweep matrix: these operators x {int32, float32} x {TOSA-1.0+INT, TOSA-1.0+FP}, four cases per operator
-# (delegated, fallback and lowering errors alike, as a real matrix has them). Quick mode takes the first eight.
-SWEEP_OPS = ("add", "sub", "mul", "maximum", "minimum", "eq", "neg", "cat",
-             "lt", "abs", "clamp", "where", "permute", "unsqueeze", "flip", "amax")
-QUICK_SWEEP_OPS = 8
+# The sweep matrix (bench_common.SWEEP_OPS) crosses these dtypes and profiles.
 SWEEP_DTYPES = ("int32", "float32")
 SWEEP_PROFILES = ("TOSA-1.0+INT", "TOSA-1.0+FP")
-
-EXPLORER_CASE = ("add", "float32", "TOSA-1.0+FP")
 
 # A float chain beside two int64 operators executorch 1.5.1 accepts under +int64 and cannot lower.
 CULPRIT_CASE = ("two_culprits", "int64", "TOSA-1.1+FP+int64")
@@ -81,32 +74,9 @@ ARM_TEST_FILES = (("ops/test_cumsum.py", None), ("ops/test_add.py", 2))
 QUICK_ARM_TEST_FILES = (("ops/test_cumsum.py", 2),)
 PYTEST_TIMEOUT_S = 1200
 
-TARGETS = {
-    "lever": 1.0,  # workbench (lever on) / raw below this
-    "scaling": 1.7,  # 1 worker / 2 workers at least this
-    "cache": 50.0,  # cold / warm at least this
-    "explorer_overhead_s": 0.3,
-    "worker_peak_bytes": 1.2 * 2**30,
-}
-
-
-# -- the lever -----------------------------------------------------------------------------------------------------
-def decomposition_cache_switch():
-    """`switched(on)` of the workbench's decomposition-table cache, or None where this checkout lacks it.
-
-    The only place that names the module: a rename is a one-line change here.
-    """
-    try:
-        from workbench.stack.decomposition_cache import switched
-    except ImportError:
-        return None
-    return switched
-
-
-def lever(on: bool):
-    """A block with the decomposition cache on or off (no effect where it does not exist)."""
-    switch = decomposition_cache_switch()
-    return switch(on) if switch is not None else contextlib.nullcontext()
+# The levers that act within this process, each also timed alone off in section 1 (warm_parent acts on forked
+# sweep workers only: section 10).
+IN_PROCESS_LEVERS = ("decomposition_cache", "pass_construction", "collector_pause")
 
 
 # -- the same work done by hand ------------------------------------------------------------------------------------
@@ -159,137 +129,98 @@ def raw_case(op: str, dtype: str, profile: str) -> tuple[str, str]:
     return "delegated", "match" if same else "mismatch"
 
 
-# -- measuring -----------------------------------------------------------------------------------------------------
-@dataclass
-class Row:
-    measurement: str
-    value: str = ""
-    target: str = ""
-    result: str = ""
-
-
-@dataclass
-class Table:
-    sections: dict = field(default_factory=dict)  # number -> list[Row]
-
-    def add(self, section: int, *rows: Row) -> None:
-        self.sections.setdefault(section, []).extend(rows)
-
-
-def failed(exc: BaseException) -> str:
-    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    return f"failed: {type(exc).__name__}" + (f": {first[:160]}" if first else "")
-
-
-def timed(action) -> float:
-    # A full collection first, outside the clock: with the stack loaded one costs about a quarter of a second,
-    # and whether it happened to fall inside a run would otherwise decide close comparisons.
-    gc.collect()
-    start = time.perf_counter()
-    action()
-    return time.perf_counter() - start
-
-
-def seconds(value: float) -> str:
-    if abs(value) < 0.01:
-        return f"{value * 1000:.1f} ms"
-    return f"{value:.3f} s" if value < 10 else f"{value:.1f} s"
-
-
-def mib(value: float) -> str:
-    return f"{value / 2**20:,.0f} MiB"
-
-
-def verdict(met: bool) -> str:
-    return "met" if met else "NOT met"
-
-
-def say(message: str) -> None:
-    """Progress on stderr, so stdout holds only the table."""
-    print(message, file=sys.stderr, flush=True)
-
-
-@dataclass
-class Settings:
-    quick: bool
-    reps: int
-    per_case: list  # (op, dtype, profile)
-    sweep_ops: tuple
-
-
-def settings(quick: bool) -> Settings:
-    per_case = [(op, dtype, profile) for (dtype, profile), ops in PER_CASE.items()
-                for op in (ops[:QUICK_PER_PROFILE] if quick else ops)]
-    return Settings(quick=quick, reps=3 if quick else 5, per_case=per_case,
-                    sweep_ops=SWEEP_OPS[:QUICK_SWEEP_OPS] if quick else SWEEP_OPS)
-
-
 # -- 1. per case ---------------------------------------------------------------------------------------------------
 def ensure_delegated(outcome, numerics, what: str) -> None:
     if (outcome, numerics) != ("delegated", "match"):
         raise RuntimeError(f"{what} gave {outcome}/{numerics}, not a delegated match")
 
 
+def case_variants(op: str, dtype: str, profile: str) -> dict:
+    """name -> (levers on?, which levers (None: all), action): the raw calls with every lever off, run_case with
+    every lever on, every lever off, and each in-process lever alone off."""
+    def workbench_run():
+        result = workbench.run_case(op, dtype, profile)
+        ensure_delegated(result.outcome.value, result.numerics.value, "run_case")
+
+    def raw_run():
+        ensure_delegated(*raw_case(op, dtype, profile), "raw calls")
+
+    if levers_module() is None:
+        return {"raw": (False, None, raw_run), "workbench": (True, None, workbench_run)}
+    variants = {"raw": (False, None, raw_run), "on": (True, None, workbench_run),
+                "off": (False, None, workbench_run)}
+    for name in IN_PROCESS_LEVERS:
+        if name in lever_names():
+            variants[name] = (False, [name], workbench_run)
+    return variants
+
+
+def time_case(variants: dict, reps: int) -> dict:
+    """name -> median seconds: one warm-up of the raw calls (what it warms, the tracing of this operator, is
+    shared by all), then `reps` rounds with the variants interleaved, so load changes touch each alike."""
+    with switched(False):
+        variants["raw"][2]()
+    times = {name: [] for name in variants}
+    for _ in range(reps):
+        for name, (on, only, action) in variants.items():
+            times[name].append(timed_with(on, only, action))
+    return {name: statistics.median(values) for name, values in times.items()}
+
+
 def per_case(table: Table, config: Settings) -> None:
-    available = decomposition_cache_switch() is not None
-
-    def workbench_run(op, dtype, profile, on):
-        def run():
-            with lever(on):
-                result = workbench.run_case(op, dtype, profile)
-            ensure_delegated(result.outcome.value, result.numerics.value, "run_case")
-        return run
-
-    def raw_run(op, dtype, profile):
-        def run():
-            with lever(False):  # the raw calls must not profit from the workbench's cache
-                ensure_delegated(*raw_case(op, dtype, profile), "raw calls")
-        return run
-
-    ratios_on, ratios_off = [], []
+    medians = []
     for op, dtype, profile in config.per_case:
         label = f"{op} [{dtype}] {profile}"
         say(f"  1. {label}")
-        variants = {"raw": raw_run(op, dtype, profile)}
-        if available:
-            variants.update(on=workbench_run(op, dtype, profile, True), off=workbench_run(op, dtype, profile, False))
-        else:
-            variants["workbench"] = workbench_run(op, dtype, profile, True)
         try:
-            variants["raw"]()  # the case's warm-up; what it warms (tracing of this operator) is shared by all three
-            times = {name: [] for name in variants}
-            for _ in range(config.reps):  # interleaved, so load changes touch every variant alike
-                for name, action in variants.items():
-                    times[name].append(timed(action))
+            median = time_case(case_variants(op, dtype, profile), config.reps)
         except Exception as exc:
             table.add(1, Row(label, failed(exc)))
             continue
-        median = {name: statistics.median(values) for name, values in times.items()}
-        if available:
-            ratios_on.append(median["on"] / median["raw"])
-            ratios_off.append(median["off"] / median["raw"])
-            table.add(1, Row(f"{label}: workbench on / off / raw",
-                             f"{median['on']:.3f} / {median['off']:.3f} / {median['raw']:.3f} s",
-                             "on/raw < 1",
-                             f"on/raw {ratios_on[-1]:.2f}, off/raw {ratios_off[-1]:.2f}"))
-        else:
-            ratios_off.append(median["workbench"] / median["raw"])
+        medians.append(median)
+        if "on" not in median:
             table.add(1, Row(f"{label}: workbench / raw", f"{median['workbench']:.3f} / {median['raw']:.3f} s",
-                             "", f"workbench/raw {ratios_off[-1]:.2f} (lever not available)"))
+                             "", f"raw/workbench {median['raw'] / median['workbench']:.1f}x (levers not available)"))
+            continue
+        table.add(1, Row(f"{label}: all levers on / all off / raw", f"{median['on']:.3f} / {median['off']:.3f} / "
+                         f"{median['raw']:.3f} s", f"on <= {TARGETS['on_per_case_s']} s",
+                         f"raw/on {median['raw'] / median['on']:.1f}x, off/on {median['off'] / median['on']:.2f}x"))
+        alone = [name for name in IN_PROCESS_LEVERS if name in median]
+        table.add(1, Row(f"  one lever off: {' / '.join(alone)}", " / ".join(f"{median[n]:.3f}" for n in alone)
+                         + " s", "", "x on: " + " / ".join(f"{median[n] / median['on']:.2f}" for n in alone)))
+    per_case_summary(table, medians)
 
-    cases = len(config.per_case)
-    if available and ratios_on:
-        on = statistics.median(ratios_on)
-        table.add(1, Row(f"lever on: median of workbench/raw over {len(ratios_on)} cases", f"{on:.2f}x",
-                         "< 1", verdict(on < TARGETS["lever"])))
-        table.add(1, Row(f"lever off: median of workbench/raw over {len(ratios_off)} cases",
-                         f"{statistics.median(ratios_off):.2f}x"))
-    else:
-        table.add(1, Row(f"lever on: median of workbench/raw over {cases} cases", "not available", "< 1"))
-        table.add(1, Row(f"lever off: median of workbench/raw over {cases} cases", "not available"))
-        if ratios_off:
-            table.add(1, Row(f"workbench without the lever: median of workbench/raw over {len(ratios_off)} cases",
-                             f"{statistics.median(ratios_off):.2f}x"))
+
+def per_case_summary(table: Table, medians: list) -> None:
+    n = len(medians)
+    if not medians or "on" not in medians[0]:
+        table.add(1, Row(f"all levers on: median per-case time over {n} cases", "not available",
+                         f"<= {TARGETS['on_per_case_s']} s"))
+        table.add(1, Row(f"raw / all levers on: median over {n} cases", "not available",
+                         f">= {TARGETS['raw_over_on']:.0f}x"))
+        if medians:
+            table.add(1, Row(f"raw / workbench: median over {n} cases (levers not available)",
+                             f"{statistics.median(m['raw'] / m['workbench'] for m in medians):.1f}x"))
+        return
+    on = statistics.median(m["on"] for m in medians)
+    speedup = statistics.median(m["raw"] / m["on"] for m in medians)
+    table.add(1, Row(f"all levers on: median per-case time over {n} cases", seconds(on),
+                     f"<= {TARGETS['on_per_case_s']} s", verdict(on <= TARGETS["on_per_case_s"])))
+    table.add(1, Row("all levers off / raw calls: median per-case time",
+                     f"{seconds(statistics.median(m['off'] for m in medians))} / "
+                     f"{seconds(statistics.median(m['raw'] for m in medians))}"))
+    table.add(1, Row(f"raw / all levers on: median over {n} cases", f"{speedup:.1f}x",
+                     f">= {TARGETS['raw_over_on']:.0f}x", verdict(speedup >= TARGETS["raw_over_on"])))
+    table.add(1, Row(f"all levers off / all on: median over {n} cases",
+                     f"{statistics.median(m['off'] / m['on'] for m in medians):.2f}x"))
+    for name in IN_PROCESS_LEVERS:
+        if name in medians[0]:
+            table.add(1, Row(f"{name} alone off / all on: median slowdown over {n} cases",
+                             f"{statistics.median(m[name] / m['on'] for m in medians):.2f}x"))
+    table.add(1, Row("warm_parent (forked sweep workers only)", "see section 10"))
+    unavailable = {name: s["unavailable"] for name, s in levers_module().status().items() if s.get("unavailable")}
+    table.add(1, Row("levers unavailable on this stack (levers.status())",
+                     "; ".join(f"{name}: {why}" for name, why in unavailable.items())[:200] or "none"))
 
 
 # -- 2, 3, 5. sweeps, the cache, memory ----------------------------------------------------------------------------
@@ -361,7 +292,7 @@ class SweepFigures:
 
 
 def run_sweep(ops, workers: int, cache_dir: str, request_ops=None):
-    with lever(True):
+    with switched(True):
         return workbench.sweep(list(request_ops or ops), list(SWEEP_DTYPES), list(SWEEP_PROFILES),
                                workers=workers, cache=cache_dir, progress=False)
 
@@ -372,11 +303,10 @@ def sweep_scaling(table: Table, config: Settings, scratch: Path, figures: SweepF
     smaller = f" (quick mode; full: {len(sweep_cases(SWEEP_OPS))})" if config.quick else ""
     table.add(2, Row(f"cases: {len(config.sweep_ops)} operators x {', '.join(SWEEP_DTYPES)} x "
                      f"{', '.join(SWEEP_PROFILES)}", f"{len(cases)}{smaller}"))
-
     raw_outcomes = {}
 
     def naive_loop():
-        with lever(False):
+        with switched(False):
             for case in cases:
                 try:
                     raw_outcomes[case] = raw_case(*case)[0]
@@ -395,7 +325,6 @@ def sweep_scaling(table: Table, config: Settings, scratch: Path, figures: SweepF
         say(f"  2. sweep, {workers} worker(s), cold cache")
         folder = tempfile.mkdtemp(prefix=f"cold-{workers}-", dir=scratch)
         label = f"workbench.sweep, workers={workers}, cold cache"
-        sampler = None
         try:
             sampler = ChildMemorySampler() if workers == 2 and sampled else None
             frames = []
@@ -498,84 +427,6 @@ def memory_section(table: Table, config: Settings, scratch: Path, figures: Sweep
                      f"<= {limit / 2**30:.1f} GiB", verdict(children <= limit)))
 
 
-# -- 4, 6. the explorer, the stage profile -------------------------------------------------------------------------
-_explorer = None
-
-
-def warm_explorer():
-    """An explorer on the benchmark case, driven headlessly, after one warm-up Run."""
-    global _explorer
-    if _explorer is None:
-        from workbench.ui import Explorer
-
-        explorer = Explorer(threaded=False)
-        op, dtype, profile = EXPLORER_CASE
-        explorer.op.value, explorer.dtype.value, explorer.profile.value = op, dtype, profile
-        press_run(explorer)
-        _explorer = explorer
-    return _explorer
-
-
-TABS = ("graph_image", "reasons_html", "numerics_html", "tosa_html", "error_html", "reproduce_html")
-
-
-def press_run(explorer) -> float:
-    """Seconds from clicking Run to all tabs filled (with threaded=False the click returns when they are)."""
-    for tab in TABS:  # emptied first, so a tab left over from the last Run cannot pass for a filled one
-        getattr(explorer, tab).value = b"" if tab == "graph_image" else ""
-    seconds_taken = timed(explorer.run_button.click)
-    empty = [tab for tab in TABS if not getattr(explorer, tab).value]
-    if empty:
-        raise RuntimeError(f"tabs left empty after Run: {', '.join(empty)} ({explorer.status.value})")
-    return seconds_taken
-
-
-@contextlib.contextmanager
-def run_case_clock(spent: list):
-    """Times each run_case the explorer makes, so a click splits into run_case and the explorer's own work."""
-    from workbench.ui import explorer as explorer_module
-
-    original = explorer_module.run_case
-
-    def clocked(*args, **kwargs):
-        start = time.perf_counter()
-        try:
-            return original(*args, **kwargs)
-        finally:
-            spent.append(time.perf_counter() - start)
-
-    explorer_module.run_case = clocked
-    try:
-        yield
-    finally:
-        explorer_module.run_case = original
-
-
-def explorer_latency(table: Table, config: Settings) -> None:
-    op, dtype, profile = EXPLORER_CASE
-    label = f"{op} [{dtype}] {profile}"
-    say(f"  4. explorer: {label}")
-    try:
-        explorer = warm_explorer()
-        clicks, inside, alone = [], [], []
-        for _ in range(config.reps):
-            with run_case_clock(inside):
-                clicks.append(press_run(explorer))
-            with lever(True):
-                alone.append(timed(lambda: workbench.run_case(op, dtype, profile)))
-    except Exception as exc:
-        table.add(4, Row(f"{label}: Run pressed to all tabs filled", failed(exc)))
-        return
-    # The overhead is taken within each click (click less its own run_case), which load affects far less than
-    # the difference of two separately measured medians.
-    overhead = statistics.median(click - run for click, run in zip(clicks, inside))
-    limit = TARGETS["explorer_overhead_s"]
-    table.add(4, Row(f"{label}: Run pressed to all tabs filled (warm kernel)", seconds(statistics.median(clicks))))
-    table.add(4, Row(f"{label}: run_case alone", seconds(statistics.median(alone))))
-    table.add(4, Row("explorer overhead over run_case (each click less its run_case)", seconds(overhead),
-                     f"<= {limit} s", verdict(overhead <= limit)))
-
-
 # -- 7. culprit search --------------------------------------------------------------------------------------------
 def culprit_search(table: Table, config: Settings) -> None:
     from workbench.batch.culprits import find_culprits
@@ -604,111 +455,6 @@ def culprit_search(table: Table, config: Settings) -> None:
                      verdict((str(search.outcome), str(search.numerics)) == ("partial", "match"))))
     table.add(7, Row("culprit search, warm", seconds(statistics.median(spent))))
     table.add(7, Row("the failed case itself (run_case), warm", seconds(one_lowering)))
-
-
-class Profile:
-    """cProfile statistics with the questions the stage table asks."""
-
-    def __init__(self, profiler: cProfile.Profile):
-        self.stats = pstats.Stats(profiler).stats  # (file, line, name) -> (cc, nc, tt, ct, callers)
-        self.package = str(Path(workbench.__file__).parent)
-
-    def cumulative(self, file_suffix: str, name: str) -> float:
-        return sum(s[3] for (file, _, func), s in self.stats.items()
-                   if func == name and file.replace(os.sep, "/").endswith(file_suffix))
-
-    def builtin(self, name: str) -> float:
-        return sum(s[3] for (file, _, func), s in self.stats.items() if file == "~" and name in func)
-
-    def is_workbench(self, key) -> bool:
-        return key[0].startswith(self.package)
-
-    def workbench_costs(self, raw_work) -> list[tuple[float, tuple]]:
-        """Each workbench function's own cost, largest first: its cumulative time less what it spends in calls to
-        other workbench functions and in calls the raw script makes too (`raw_work(callee, caller)`).
-
-        Exact from cProfile's caller -> callee totals, except where library code calls back into the workbench
-        (the reference dispatch inside the program run): that time also stays with the caller.
-        """
-        passed_on: dict = {}
-        for callee, stat in self.stats.items():
-            for caller, edge in stat[4].items():
-                if self.is_workbench(caller) and (self.is_workbench(callee) or raw_work(callee, caller)):
-                    passed_on[caller] = passed_on.get(caller, 0.0) + edge[3]
-        costs = [(stat[3] - passed_on.get(key, 0.0), key) for key, stat in self.stats.items()
-                 if self.is_workbench(key) and not raw_work(key, None)]
-        return sorted(costs, reverse=True)
-
-    def name(self, key) -> str:
-        relative = Path(key[0]).relative_to(Path(self.package).parent).as_posix()
-        return f"{relative}:{key[1]} {key[2]}"
-
-
-def stage_profile(table: Table, config: Settings) -> None:
-    op, dtype, profile = EXPLORER_CASE
-    say(f"  6. cProfile of one Run in the explorer: {op} [{dtype}] {profile}")
-    try:
-        explorer = warm_explorer()
-        profiler = cProfile.Profile()
-        with lever(True):
-            profiler.enable()
-            press_run(explorer)
-            profiler.disable()
-    except Exception as exc:
-        table.add(6, Row("profile", failed(exc)))
-        return
-    found = Profile(profiler)
-    total = found.cumulative("workbench/ui/explorer.py", "run")
-    lower = found.cumulative("executorch/exir/program/_program.py", "to_edge_transform_and_lower")
-    decompositions = found.cumulative("torch/export/exported_program.py", "run_decompositions")
-    partition = found.cumulative("executorch/backends/arm/tosa/partitioner.py", "partition")
-    passes = found.cumulative("executorch/backends/arm/_passes/arm_pass_manager.py", "transform_to_backend_pipeline")
-    backend = found.cumulative("executorch/backends/arm/tosa/backend.py", "_preprocess")
-    reference_model = found.builtin("tosa_reference_model.run")
-    execute = found.cumulative("workbench/reference.py", "execute")
-    stages = [
-        ("eager forward", found.cumulative("workbench/pipeline.py", "prepare")
-         - found.cumulative("torch/export/__init__.py", "export")),
-        ("torch.export", found.cumulative("torch/export/__init__.py", "export")),
-        ("to_edge: run_decompositions", decompositions),
-        ("partition (TOSAPartitioner)", partition),
-        ("Arm lowering passes", passes),
-        ("TOSA serialization (node visitors, flatbuffer)", backend - passes),
-        ("rest of to_edge_transform_and_lower", lower - decompositions - partition - backend),
-        ("reference run (tosa_reference_model.run)", reference_model),
-        ("running the program around the delegate (workbench)", execute - reference_model),
-        ("comparison", found.cumulative("workbench/compare.py", "compare_outputs")),
-        ("rendering the tabs (Explorer.show)", found.cumulative("workbench/ui/explorer.py", "show")),
-    ]
-    stages.append(("everything else (result assembly, ...)", total - sum(s for _, s in stages)))
-    table.add(6, Row("one Run, total under cProfile (which inflates Python-heavy stages)", seconds(total)))
-    for stage, spent in stages:
-        table.add(6, Row(f"stage: {stage}", seconds(spent), "", f"{spent / total:.0%}"))
-
-    raw_entry_points = {("torch/export/__init__.py", "export"),
-                        ("executorch/exir/program/_program.py", "to_edge_transform_and_lower"),
-                        ("executorch/exir/program/_program.py", "wrapper"),  # its decorator
-                        # what the workbench's recording partitioner hands on to executorch's own
-                        ("executorch/backends/arm/tosa/partitioner.py", "partition"),
-                        ("executorch/backends/arm/tosa/partitioner.py", "_create_operator_support")}
-    case_definition = ("workbench/_models.py", "workbench/catalogue/")  # the raw script builds the case with them
-
-    def raw_work(callee, caller) -> bool:
-        """Whether `callee` (called from `caller`; None: from anywhere) is work the raw script does too."""
-        file = callee[0].replace(os.sep, "/")
-        if callee[0] == "~" and "tosa_reference_model.run" in callee[2]:
-            return True
-        if any(part in file for part in case_definition):
-            return True
-        if any(file.endswith(suffix) and callee[2] == name for suffix, name in raw_entry_points):
-            return True
-        # The eager forward: the workbench's `prepare` calling the model.
-        return (caller is not None and callee[2] in ("_wrapped_call_impl", "_call_impl")
-                and caller[0].replace(os.sep, "/").endswith("workbench/pipeline.py") and caller[2] == "prepare")
-
-    for rank, (spent, key) in enumerate(found.workbench_costs(raw_work)[:3], 1):
-        table.add(6, Row(f"workbench's own cost #{rank}: {found.name(key)}", seconds(spent), "",
-                         f"{spent / total:.0%}"))
 
 
 # -- 8. the partition graph at 300 nodes ----------------------------------------------------------------------------
@@ -807,54 +553,56 @@ def raw_model(op: str, dtype: str, profile: str) -> tuple:
 
 
 def architecture_rows(table: Table, config: Settings) -> None:
-    """Real-architecture cases: run_case (lever on, and off) against raw_model, interleaved, and their verdicts."""
-    available = decomposition_cache_switch() is not None
+    """Real-architecture cases: run_case (levers on, and off) against raw_model, interleaved, and their verdicts."""
+    available = levers_module() is not None
     for op, dtype, profile in ARCHITECTURE_CASES[:1] if config.quick else ARCHITECTURE_CASES:
         label = f"{op} [{dtype}] {profile}"
         say(f"  9. {label}: run_case against the raw calls")
         verdicts = {}
 
-        def workbench_run(on):
-            def run():
-                with lever(on):
-                    result = workbench.run_case(op, dtype, profile)
-                verdicts["workbench"] = (result.outcome.value, result.numerics.value, len(result.delegated_nodes),
-                                         len(result.cpu_nodes), len(result.delegates))
-            return run
+        def workbench_run():
+            result = workbench.run_case(op, dtype, profile)
+            verdicts["workbench"] = (result.outcome.value, result.numerics.value, len(result.delegated_nodes),
+                                     len(result.cpu_nodes), len(result.delegates))
 
         def raw_run():
-            with lever(False):  # the raw calls must not profit from the workbench's cache
-                verdicts["raw"] = raw_model(op, dtype, profile)
+            verdicts["raw"] = raw_model(op, dtype, profile)
 
-        variants = {"raw": raw_run, "on": workbench_run(True)}
+        # name -> (levers on?, action); the raw calls run with every lever off, as in section 1
+        variants = {"raw": (False, raw_run), "on": (True, workbench_run)}
         if available:
-            variants["off"] = workbench_run(False)
+            variants["off"] = (False, workbench_run)
         try:
-            raw_run()  # the case's warm-up
+            with switched(False):
+                raw_run()  # the case's warm-up
             times = {name: [] for name in variants}
             for _ in range(config.reps):  # interleaved, so load changes touch every variant alike
-                for name, action in variants.items():
-                    times[name].append(timed(action))
+                for name, (on, action) in variants.items():
+                    times[name].append(timed_with(on, None, action))
         except Exception as exc:
             table.add(9, Row(f"{label}: run_case / raw calls", failed(exc)))
             continue
         median = {name: statistics.median(values) for name, values in times.items()}
-        ratio = median["on"] / median["raw"]
-        if available:
-            table.add(9, Row(f"{label}: run_case on / off / raw (whole case)",
-                             f"{median['on']:.3f} / {median['off']:.3f} / {median['raw']:.3f} s", "on/raw < 1",
-                             f"on/raw {ratio:.2f}, off/raw {median['off'] / median['raw']:.2f}"))
-        else:
-            table.add(9, Row(f"{label}: run_case / raw calls", f"{median['on']:.3f} / {median['raw']:.3f} s",
-                             "", f"workbench/raw {ratio:.2f} (lever not available)"))
+        architecture_result(table, label, median, verdicts)
 
-        def text(v):
-            return f"{v[0]}/{v[1]}, {v[2]} delegated, {v[3]} CPU, {v[4]} delegate" + ("s" if v[4] != 1 else "")
 
-        same = verdicts["workbench"] == verdicts["raw"]
-        table.add(9, Row(f"{label}: verdict of run_case / of the raw calls",
-                         text(verdicts["workbench"]) + ("" if same else f" / {text(verdicts['raw'])}"),
-                         "equal", verdict(same)))
+def architecture_result(table: Table, label: str, median: dict, verdicts: dict) -> None:
+    ratio = median["on"] / median["raw"]
+    if "off" in median:
+        table.add(9, Row(f"{label}: run_case all levers on / all off / raw (whole case)",
+                         f"{median['on']:.3f} / {median['off']:.3f} / {median['raw']:.3f} s", "on/raw < 1",
+                         f"on/raw {ratio:.2f}, off/raw {median['off'] / median['raw']:.2f}"))
+    else:
+        table.add(9, Row(f"{label}: run_case / raw calls", f"{median['on']:.3f} / {median['raw']:.3f} s",
+                         "", f"workbench/raw {ratio:.2f} (levers not available)"))
+
+    def text(v):
+        return f"{v[0]}/{v[1]}, {v[2]} delegated, {v[3]} CPU, {v[4]} delegate" + ("s" if v[4] != 1 else "")
+
+    same = verdicts["workbench"] == verdicts["raw"]
+    table.add(9, Row(f"{label}: verdict of run_case / of the raw calls",
+                     text(verdicts["workbench"]) + ("" if same else f" / {text(verdicts['raw'])}"),
+                     "equal", verdict(same)))
 
 
 def pytest_of(test_ids: list[str], folder: Path, scratch: Path) -> dict:
@@ -894,7 +642,7 @@ def arm_test_rows(table: Table, config: Settings, scratch: Path) -> None:
     say(f"  9. executorch's Arm tests {files}: the workbench, then executorch's pytest")
     try:
         test_ids, agreeing, collecting, running = [], 0, 0.0, 0.0
-        with lever(True):
+        with switched(True):
             for name, cap in chosen:
                 found = {}
                 collecting += timed(lambda: found.update(cases=workbench.cases.from_arm_tests(name, cap=cap)))
@@ -943,9 +691,11 @@ COLUMNS = ("measurement", "value", "target", "ratio / met")
 
 
 def section_title(number: int, config: Settings) -> str:
-    extra = {1: f" (warm, median of {config.reps}, seconds)", 3: f" (median of {config.reps})",
-             4: f" (median of {config.reps})", 7: f" (median of {config.reps})", 8: f" (median of {config.reps})",
-             9: f" (models: warm, median of {config.reps}; tests: once each side)"}
+    extra = {1: f" (warm, median of {config.reps}, seconds; speed levers on, off, each alone off)",
+             3: f" (median of {config.reps})", 4: f" (median of {config.reps})",
+             6: f" (shares: {len(config.per_case)} cases x {config.reps} runs)", 7: f" (median of {config.reps})",
+             8: f" (median of {config.reps})", 9: f" (models: warm, median of {config.reps}; tests: once each side)",
+             10: " (once" + ("; --quick: a few operators only)" if config.quick else "; then warm_parent off)")}
     return f"{number}. {SECTIONS[number]}{extra.get(number, '')}"
 
 
@@ -995,23 +745,29 @@ def render_markdown(table: Table, config: Settings, machine: dict, took: float, 
 
 METHOD = [
     "- One process, warmed by one case before anything is timed; each per-case number is the median of the",
-    "  repetitions after one warm-up run of the case, with workbench (lever on), workbench (lever off) and raw runs",
-    "  interleaved. Every timed run starts after a full garbage collection (outside the clock), so that Python's",
-    "  occasional full collection (about 0.25 s with the stack loaded) does not land in some runs only.",
+    "  repetitions after one warm-up run of the case, with the raw calls, the workbench with every speed lever on,",
+    "  every lever off, and each in-process lever alone off interleaved. Every timed run starts after a full",
+    "  garbage collection, and the levers are switched (`workbench.stack.levers.switched`), outside the clock.",
     "- Raw calls: the catalogue entry's module and inputs, eager forward under `no_grad`, `torch.export.export`,",
     "  `to_edge_transform_and_lower` with `TOSAPartitioner(TosaCompileSpec(profile))`, `tosa_reference_model.run`",
-    "  on the delegate and a value comparison (`benchmarks/run.py: raw_case`). They run with the lever off.",
-    "- The lever is the workbench's per-process cache of torch.export's decomposition-table work",
-    "  (`workbench.stack.decomposition_cache`); sweeps and the explorer run with it on.",
+    "  on the delegate and a value comparison (`benchmarks/run.py: raw_case`). They run with every lever off.",
+    "- The speed levers (`workbench.stack.levers`): decomposition_cache (torch.export's decomposition-table work",
+    "  once per process), pass_construction (executorch's passes built without an empty GraphModule each),",
+    "  collector_pause (the garbage collector paused during a case's stages), warm_parent (sweep workers forked",
+    "  from a parent that has lowered a few cases; section 10 only). Sweeps and the explorer run with all on.",
     "- Sweeps: `workbench.sweep` on a fresh cache folder per worker count; its workers are forked from this",
     "  process, one per (operator, dtype) group. The warm-cache rows repeat the 2-worker sweep on its folder.",
-    "- Explorer: `Explorer(threaded=False)` driven in this process; a Run is the Run button's click, which returns",
-    "  when every tab is filled. Its overhead is each click less the `run_case` inside it.",
+    "- Explorer: `Explorer(threaded=False)` driven in this process. Run to the first tab is the Run button's click",
+    "  (run_case, then `show`: status, summary, graph, reasons); to all tabs adds `render_all_tabs`. The overhead",
+    "  is each click (plus its render_all_tabs) less the `run_case` inside it.",
     "- Memory: RSS of each worker sampled every 50 ms from a thread, USS/PSS when first seen and every 500 ms;",
     "  RSS counts the pages a fork shares with its parent, USS only its own, PSS shares them out.",
-    "- Stage profile: one explorer Run under cProfile, split by the stack's entry points. A workbench function's",
-    "  own cost is its cumulative time less what it spends in calls to other workbench functions and in the calls",
-    "  the raw script makes too (export, to_edge_transform_and_lower, the reference model, the eager forward).",
+    "- Stage profile: one explorer Run (to all tabs) under cProfile, split by the stack's entry points. A workbench",
+    "  function's own cost is its cumulative time less what it spends in calls to other workbench functions and in",
+    "  the calls the raw script makes too (export, to_edge_transform_and_lower, the reference model, the eager",
+    "  forward). Stage shares: the per-case cases warm with every lever on, each result's `timings` (seconds per",
+    "  pipeline stage) summed against run_case's wall time; the lower stage split in cProfile's proportions from",
+    "  one more, profiled round of the same cases.",
     "- Real models: `run_case` on a catalogue architecture that lowers partially against the raw calls of section 1",
     "  extended to the lowered program (`exported_program().module()`: its CPU nodes in PyTorch, each delegate call",
     "  on `tosa_reference_model.run`; `benchmarks/run.py: raw_model`), interleaved as in section 1; the verdicts",
@@ -1019,6 +775,11 @@ METHOD = [
     "- executorch's own tests: `workbench.cases.from_arm_tests` + `run_arm_tests(workers=1)` on the files named,",
     "  against `python -m pytest` of executorch's Arm test folder on the same test ids (a new process; an empty ini",
     "  keeps this repository's pytest settings out), each once; pytest's time is its own session time.",
+    "- The int64-review preset: `python -m workbench sweep --preset int64-review --no-cache --workers 2 --out ...`",
+    "  in a new process (this one has run cases, so workers forked from it would start warm whatever warm_parent",
+    "  says), its wall time with the import; its results read with `workbench.batch.results_io.load_results` and",
+    "  matched to `data/int64-review.csv` on (op, dtype, profile, policy, transform passes), compared in every",
+    "  column but `seconds` and `cached` (core.rows.RUN_COLUMNS). Then again with `WORKBENCH_WARM_PARENT=0`.",
 ]
 
 
@@ -1064,10 +825,11 @@ def machine_description(started: datetime.datetime, load) -> dict:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "))
-    parser.add_argument("--quick", action="store_true", help="fewer cases and repetitions (under 5 minutes)")
+    parser.add_argument("--quick", action="store_true",
+                        help="fewer cases and repetitions (about 10 minutes on 2 cores)")
     parser.add_argument("--markdown", metavar="PATH", help="also write the table and the machine to PATH")
     parser.add_argument("--only", type=int, nargs="+", choices=sorted(SECTIONS), metavar="SECTION",
-                        help="run only these sections (1-9)")
+                        help="run only these sections (1-10)")
     args = parser.parse_args(argv)
     config = settings(args.quick)
     chosen = set(args.only or SECTIONS)
@@ -1078,10 +840,11 @@ def main(argv=None) -> int:
 
     say("warming up: importing the stack and running one case")
     try:
-        with lever(True):
+        with switched(True):
             workbench.run_case(*EXPLORER_CASE)
-        with lever(False):
+        with switched(False):
             raw_case(*EXPLORER_CASE)
+            workbench.run_case(*EXPLORER_CASE)
     except Exception as exc:  # each section then says what fails for it
         say(f"warm-up {failed(exc)}")
 
@@ -1093,10 +856,11 @@ def main(argv=None) -> int:
             (5, lambda: memory_section(table, config, Path(scratch), figures)),  # right after the sweeps
             (3, lambda: cache_section(table, config, Path(scratch), figures)),
             (4, lambda: explorer_latency(table, config)),
-            (6, lambda: stage_profile(table, config)),
+            (6, lambda: where_time_goes(table, config)),
             (7, lambda: culprit_search(table, config)),
             (8, lambda: graph_at_scale(table, config)),
             (9, lambda: real_models_and_arm_tests(table, config, Path(scratch))),
+            (10, lambda: preset_section(table, config, Path(scratch))),
         ]
         for number, step in steps:
             if number not in chosen:

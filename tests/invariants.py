@@ -1,5 +1,7 @@
 """What every result must satisfy, whatever the stack decided (used on every catalogue case by the slow suite)."""
 
+import re
+
 from workbench import Numerics, Outcome
 
 
@@ -21,3 +23,18 @@ def assert_consistent(result) -> None:
         if result.numerics is Numerics.REFERENCE_ERROR:
             # Only the reference model's own verdict on the TOSA graph; anything else is a harness bug.
             assert result.error.root_cause.startswith("reference model returned"), result.error.one_line()
+
+
+def comparable(result):
+    """What no speed lever may change: outcome, numerics, partition decisions, TOSA flatbuffers, the error."""
+    error = None
+    if result.error is not None:
+        error = (result.error.stage, result.error.root_cause_type,
+                 re.sub(r"0x[0-9a-f]+", "0x?", result.error.root_cause))
+    return {
+        "outcome": result.outcome,
+        "numerics": result.numerics,
+        "nodes": result.nodes,
+        "flatbuffers": [d.flatbuffer for d in result.delegates],
+        "error": error,
+    }

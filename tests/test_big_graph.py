@@ -202,6 +202,25 @@ def test_a_missing_dot_at_the_last_moment_still_falls_back(monkeypatch):
     assert drawing.svg is None and drawing.png.startswith(b"\x89PNG") and "not installed" in drawing.note
 
 
+def test_a_picture_is_drawn_once_until_what_it_shows_changes(monkeypatch):
+    drawn = []
+    real_draw = graph_svg.draw_partition
+
+    def draw(result, graph, **kwargs):
+        drawn.append(result.outcome)
+        return real_draw(result, graph, **kwargs)
+
+    monkeypatch.setattr(graph_svg, "draw_partition", draw)
+    graph_svg.forget_pictures()
+    first = graph_svg.picture_png(stacked(2, 1))
+    assert first.startswith(b"\x89PNG") and graph_svg.picture_png(stacked(2, 1)) is first and len(drawn) == 1
+    assert graph_svg.picture_png(stacked(2, 1, outcome=Outcome.DELEGATED)) != first  # the title says the outcome
+    with matplotlib.rc_context({"font.size": 12}):  # a style set in the notebook
+        assert graph_svg.picture_png(stacked(2, 1)) != first
+    graph_svg.forget_pictures()
+    assert graph_svg.picture_png(stacked(2, 1)) == first and len(drawn) == 4
+
+
 def test_a_large_fallback_picture_is_shrunk_to_fit(monkeypatch):
     sizes = {}
 
@@ -220,21 +239,36 @@ def test_a_large_fallback_picture_is_shrunk_to_fit(monkeypatch):
 
 # -- the explorer's graph tab ----------------------------------------------------------------------------------
 @needs_dot
-def test_graph_tab_small_is_the_picture_large_is_zoomable_and_searchable():
-    from workbench.ui.graph_view import COLLAPSE_ALL, PICTURE, ZOOMABLE, GraphView
+def test_graph_tab_opens_zoomable_small_expanded_large_collapsed_and_searchable(monkeypatch):
+    from workbench.ui import graph_view
+    from workbench.ui.graph_view import COLLAPSE_ALL, EXPAND_ALL, PICTURE, ZOOMABLE, GraphView
 
+    pictures, drawings = [], []
+    monkeypatch.setattr(graph_view, "picture_png", lambda *a: pictures.append(a) or graph_svg.picture_png(*a))
+    monkeypatch.setattr(graph_view, "draw_graph", lambda *a: drawings.append(a) or graph_svg.draw_graph(*a))
     view = GraphView()
-    view.show(stacked(2, 1))
-    assert view.mode.value == PICTURE and bytes(view.picture.value).startswith(b"\x89PNG") and not view.svg_box.value
+    small = stacked(2, 1)
+    view.show(small)
+    assert view.mode.value == ZOOMABLE and view.expand.value == EXPAND_ALL  # a small graph: every delegate open
+    svg = svg_text(view.svg_box.value)
+    titles = set(re.findall(r"<title>([^<]*)</title>", svg))
+    assert set(view.graph.nodes) <= titles and "wb-collapsed" not in svg  # every node shown, none in a box
+    assert "cluster wb-group wb-tosa wb-expanded" in svg and "wb-graph-scroll" in svg
+    assert view.picture.value == b"" and not pictures  # the picture is not drawn until chosen
+    assert view.picture.layout.display == "none" and view.svg_box.layout.display is None
+    assert view.tools.layout.display is None and len(drawings) == 1
+    view.mode.value = PICTURE  # one click away
+    assert bytes(view.picture.value).startswith(b"\x89PNG") and len(pictures) == 1
+    assert view.picture.layout.display is None and view.svg_box.layout.display == "none"
     assert view.tools.layout.display == "none"
-    view.mode.value = ZOOMABLE  # a small graph zoomable on request: expanded
-    assert "cluster wb-group wb-tosa wb-expanded" in html.unescape(view.svg_box.value)
-    view.mode.value = PICTURE
-    assert view.svg_box.layout.display == "none" and view.picture.layout.display is None
-    view.show(stacked(10, 10))
+    view.mode.value = ZOOMABLE  # back: the SVG drawn before, not drawn again
+    assert view.picture.layout.display == "none" and svg_text(view.svg_box.value) == svg and len(drawings) == 1
+    view.mode.value = PICTURE  # and the picture kept
+    assert len(pictures) == 1 and bytes(view.picture.value).startswith(b"\x89PNG")
+    view.show(stacked(10, 10))  # a large graph: zoomable, its delegates collapsed, whatever was chosen before
     assert view.mode.value == ZOOMABLE and view.expand.value == COLLAPSE_ALL and view.picture.value == b""
     assert html.unescape(view.svg_box.value).count("wb-collapsed") == 10 and "wb-graph-scroll" in view.svg_box.value
-    assert view.picture.layout.display == "none" and view.tools.layout.display is None
+    assert view.picture.layout.display == "none" and view.tools.layout.display is None and len(pictures) == 1
     view.search.value = "aten_relu_default_42"
     assert "1 match: aten_relu_default_42 (inside collapsed delegate_4: 1)" in html.unescape(view.note.value)
     view.expand.value = "delegate_4"
@@ -250,7 +284,9 @@ def test_graph_tab_without_dot_offers_only_the_picture_and_says_why(monkeypatch)
     monkeypatch.setattr(graph_svg.shutil, "which", lambda name: None)
     view = GraphView()
     view.show(stacked(2, 1))
-    assert list(view.mode.options) == [PICTURE] and bytes(view.picture.value).startswith(b"\x89PNG")
+    assert list(view.mode.options) == [PICTURE] and view.mode.value == PICTURE
+    assert bytes(view.picture.value).startswith(b"\x89PNG") and view.picture.layout.display is None
+    assert view.svg_box.layout.display == "none" and view.tools.layout.display == "none"
     assert "Graphviz's 'dot' is not installed" in html.unescape(view.note.value)
 
 

@@ -6,8 +6,9 @@ notebooks/00-explorer.ipynb, so the repository is never touched. Debian's Chromi
 kept off the network, with a fresh profile. Screenshots of each state are written to $WORKBENCH_ARTIFACTS
 (or a pytest temporary folder); the folder is printed.
 
-Needs Chromium (`bash scripts/ensure-browser.sh`) and Playwright (the dev extra). Without Chromium the tests
-skip, except under CI=true, where they fail. Run them alone with `pytest -m browser -p no:xdist`.
+Needs Chromium (`bash scripts/ensure-browser.sh`), Playwright (the dev extra) and Graphviz's `dot` (`bash
+scripts/ensure-graphviz.sh`: the graph tab opens as its SVG). Without them the tests skip, except under CI=true,
+where they fail. Run them alone with `pytest -m browser -p no:xdist`.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import pytest
 
 from workbench.views.graph import KIND_COLOURS
 from workbench.views.graph_layout import MATCH_COLOUR
+from workbench.views.graph_svg import graphviz_missing
 from workbench.ui.explorer import CUSTOM_PROFILE, TAB_TITLES
 
 pytestmark = pytest.mark.browser
@@ -65,7 +67,7 @@ LAB_SETTINGS = {
     "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false",
                                                                         "checkForUpdates": False},
 }
-# In the partition graph PNG a node box covers some 2-3 % of the image, a legend swatch under 0.1 %.
+# In the partition graph's matplotlib picture a node box covers some 2-3 % of the image, a legend swatch under 0.1 %.
 NODE_AREA = 0.005
 TRACEBACK = re.compile(r"Traceback \(most recent call last\)|Exception in thread")
 
@@ -83,7 +85,7 @@ def _missing() -> str | None:
         import playwright.sync_api  # noqa: F401
     except ImportError:
         return "the playwright package is not installed (pip install -e '.[dev]')"
-    return None
+    return graphviz_missing()
 
 
 def _require_browser() -> None:
@@ -332,7 +334,9 @@ class ExplorerPage:
         self.arm_backend = self.root.locator(".wb-arm-backend")
         self.profile_status = self.custom_profile.locator(
             "xpath=ancestor::div[contains(@class,'widget-hbox')][1]").locator(".widget-html")
-        self.graph = self.root.locator("img.wb-graph-picture").first  # the matplotlib picture of small graphs
+        # the graph tab: Graphviz's SVG, as every graph opens; the matplotlib picture when chosen
+        self.graph = self.root.locator(".wb-graph-svg svg").first
+        self.picture = self.root.locator("img.wb-graph-picture").first
         self.panel = self.root.locator(".widget-tab-contents > :not(.lm-mod-hidden)")
 
     @contextlib.contextmanager
@@ -366,27 +370,43 @@ class ExplorerPage:
         self.expect(self.dtype).to_have_value(dtype)
         self.expect(self.policy).to_have_value(policy)
 
-    def run(self, done: str, *, picture: bool = True) -> str:
-        """Press Run and wait until the status line reports a new result matching `done`; returns it.
-        picture=False: do not wait for the graph picture (a large graph opens as the zoomable SVG instead)."""
-        before = self.graph.get_attribute("src")
+    def run(self, done: str) -> str:
+        """Press Run and wait until the status line reports a new result matching `done`; returns it. A result with
+        an outcome: also until the graph tab holds its new SVG (whose title says the case and outcome)."""
+        shown = self.root.locator(".wb-graph-svg svg")
+        shown.evaluate_all("svgs => svgs.forEach(svg => svg.setAttribute('data-wb-before-run', ''))")
         self.expect(self.run_button).to_be_enabled()
         self.run_button.click()
         self.expect(self.status).to_have_text(re.compile(done), timeout=CASE_SECONDS * 1000)
         self.expect(self.run_button).to_be_enabled(timeout=CASE_SECONDS * 1000)
-        if picture and "outcome" in done:
-            self.expect(self.graph).not_to_have_attribute("src", before or "")
-            self.wait_for_graph()
-        return self.status.inner_text()
+        status = self.status.inner_text()
+        if found := re.match(r"^(.*): outcome (\w+)", status):
+            case, outcome = found.groups()  # each result draws a new SVG element, even for the same case
+            fresh = self.root.locator(".wb-graph-svg svg:not([data-wb-before-run])").first
+            self.expect(fresh).to_contain_text(f"{case}: {outcome}", timeout=UI_SECONDS * 1000)
+        return status
 
-    def wait_for_graph(self) -> None:
+    def show_picture(self) -> None:
+        """Choose the matplotlib picture in the graph tab; wait until it is drawn and the SVG hidden."""
+        self.root.locator(".wb-graph-mode button", has_text=re.compile(r"^\s*picture\s*$")).click()
+        self.expect(self.picture).to_be_visible()
         self.page.wait_for_function("img => img.complete && img.naturalWidth > 100",
-                                    arg=self.graph.element_handle(), timeout=UI_SECONDS * 1000)
+                                    arg=self.picture.element_handle(), timeout=UI_SECONDS * 1000)
+        self.expect(self.graph).to_be_hidden()
 
-    def graph_colours(self) -> dict[str, float]:
-        """The share of the graph image's pixels in each node colour of the partition graph."""
+    def graph_kinds(self) -> dict[str, int]:
+        """How many nodes the graph's SVG draws in each node colour of the partition graph (by their fill)."""
+        fills = self.graph.locator("g.node").evaluate_all(
+            """nodes => nodes.map(node => {
+                const shape = node.querySelector('path, polygon, ellipse');
+                return shape ? (shape.getAttribute('fill') || '').toLowerCase() : '';
+            })""")
+        return {kind: fills.count(colour.lower()) for kind, colour in KIND_COLOURS.items()}
+
+    def picture_colours(self) -> dict[str, float]:
+        """The share of the matplotlib picture's pixels in each node colour of the partition graph."""
         colours = {kind: [int(hex_[i:i + 2], 16) for i in (1, 3, 5)] for kind, hex_ in KIND_COLOURS.items()}
-        return self.graph.evaluate(
+        return self.picture.evaluate(
             """(img, colours) => {
                 const canvas = document.createElement('canvas');
                 canvas.width = img.naturalWidth; canvas.height = img.naturalHeight;
@@ -499,9 +519,16 @@ def test_cumsum_int64_under_tosa_int_falls_back_to_cpu(explorer):
         ui.screenshot("01-cumsum-int64-fallback-graph")
         assert "outcome fallback" in status, status
         ui.expect(ui.arm_backend).to_have_text(re.compile(r"^Arm backend: installed executorch \d"))
-        colours = ui.graph_colours()
-        assert colours["cpu"] > NODE_AREA, f"no orange (CPU fallback) node in the graph: {colours}"
-        assert colours["tosa"] < NODE_AREA, f"a green (delegated) node in the graph: {colours}"
+        kinds = ui.graph_kinds()  # the graph opens as Graphviz's SVG, every node of a small graph shown
+        assert kinds["cpu"] >= 1, f"no orange (CPU fallback) node in the graph: {kinds}"
+        assert kinds["tosa"] == 0, f"a green (delegated) node in the graph: {kinds}"
+        ui.expect(ui.graph.locator("g.node.wb-cpu")).to_contain_text("aten_cumsum_default")
+        ui.expect(ui.picture).to_be_hidden()
+        ui.show_picture()  # the matplotlib picture, one click away
+        ui.screenshot("01-cumsum-int64-fallback-picture")
+        colours = ui.picture_colours()
+        assert colours["cpu"] > NODE_AREA, f"no orange (CPU fallback) node in the picture: {colours}"
+        assert colours["tosa"] < NODE_AREA, f"a green (delegated) node in the picture: {colours}"
         rows = {row["node"]: row for row in ui.table("Reasons")}
         ui.screenshot("01-cumsum-int64-fallback-reasons")
         assert rows["aten_cumsum_default"]["placed"] == "CPU", rows
@@ -515,9 +542,11 @@ def test_add_int32_under_tosa_int_is_one_delegate_with_matching_numbers(explorer
         status = ui.run(r"^add \[int32\] TOSA-1\.0\+INT: outcome \w+")
         ui.screenshot("02-add-int32-delegated-graph")
         assert "outcome delegated" in status and "numerics match" in status, status
-        colours = ui.graph_colours()
-        assert colours["tosa"] > NODE_AREA, f"no green (delegated) node in the graph: {colours}"
-        assert colours["cpu"] < NODE_AREA, f"an orange (CPU) node in the graph: {colours}"
+        kinds = ui.graph_kinds()
+        assert kinds["tosa"] >= 1, f"no green (delegated) node in the graph: {kinds}"
+        assert kinds["cpu"] == 0, f"an orange (CPU) node in the graph: {kinds}"
+        ui.expect(ui.graph.locator("g.cluster.wb-tosa.wb-expanded")).to_have_count(1)  # small: expanded
+        ui.expect(ui.picture).to_be_hidden()  # a new result opens as the SVG again, the picture chosen before or not
         tosa = ui.table("TOSA")
         ui.screenshot("02-add-int32-delegated-tosa")
         assert {row["delegate"] for row in tosa} == {"delegate_0"}, tosa
@@ -617,13 +646,14 @@ ARCHITECTURES = [("decoder_block", "int64", "TOSA-1.1+INT+int64", "lowering_erro
 def test_an_architecture_runs_with_its_summary_and_graph(explorer, op, dtype, profile, outcome):
     with explorer.screenshot_on_failure(op) as ui:
         ui.choose(op, dtype, profile)
-        status = ui.run(rf"^{op} \[{dtype}\] {re.escape(profile)}: outcome \w+", picture=False)
+        status = ui.run(rf"^{op} \[{dtype}\] {re.escape(profile)}: outcome \w+")
         assert f"outcome {outcome}" in status, status
         ui.expect(ui.root.locator(".wb-summary")).to_have_text(re.compile(
             r"^\d+ of \d+ compute nodes delegated: \d+ delegate\(s\), \d+ CPU island\(s\), \d+ int64 tensor"))
         ui.tab("Partition graph")
-        # up to 60 nodes the picture, above that the zoomable SVG (workbench/ui/graph_view.py)
-        shown = ui.root.locator("img.wb-graph-picture:visible, .wb-graph-svg svg:visible")
-        ui.expect(shown.first).to_be_visible(timeout=UI_SECONDS * 1000)
+        # every graph opens as the zoomable SVG: up to 60 nodes expanded, above that collapsed (ui/graph_view.py)
+        ui.expect(ui.graph).to_be_visible(timeout=UI_SECONDS * 1000)
+        ui.expect(ui.root.locator(".wb-graph-mode button.mod-active")).to_have_text(re.compile(r"zoomable graph"))
+        ui.expect(ui.picture).to_be_hidden()
         ui.screenshot(f"05-architecture-{op}")
         assert not ui.tracebacks(), ui.tracebacks()

@@ -1,5 +1,6 @@
 """The explorer driven headlessly: set the widgets, press Run, read the tabs."""
 
+import dataclasses
 import html
 
 import matplotlib
@@ -10,6 +11,8 @@ matplotlib.use("Agg")
 from workbench import views
 from workbench.ui import Explorer
 from workbench.ui.explorer import CUSTOM_PROFILE, TAB_TITLES
+from workbench.ui.graph_view import PICTURE, ZOOMABLE
+from workbench.views.graph_svg import graphviz_missing
 
 
 def explorer(op, dtype, profile):
@@ -23,6 +26,26 @@ def explorer(op, dtype, profile):
         ui.custom_profile.value = profile
     ui.run_button.click()
     return ui
+
+
+def opened(ui, title):
+    """The explorer after its user opened the tab `title` (tabs other than the first ones render when opened)."""
+    ui.tabs.selected_index = TAB_TITLES.index(title)
+    return ui
+
+
+def graph_shown(ui) -> bool:
+    """Asserts the graph tab shows the result: Graphviz's SVG with every node of the (small) graph, the matplotlib
+    picture not drawn; without Graphviz, the picture."""
+    view = ui.graph_view
+    if graphviz_missing():
+        assert view.mode.value == PICTURE and ui.graph_image.value[:4] == b"\x89PNG"
+        return True
+    svg = html.unescape(view.svg_box.value)
+    assert view.mode.value == ZOOMABLE and "<svg" in svg and "wb-collapsed" not in svg
+    assert [name for name in ui.graph.nodes if f"<title>{name}</title>" not in svg] == []
+    assert ui.graph_image.value == b"" and ui.graph_image.layout.display == "none"
+    return True
 
 
 def test_tabs_are_the_documented_ones():
@@ -42,26 +65,29 @@ def test_cumsum_int64_ext_int64_shows_the_root_cause():
     ui = explorer("cumsum", "int64", "TOSA-1.1+INT+int64")
     assert ui.result.outcome.value == "lowering_error"
     assert ui.tabs.selected_index == TAB_TITLES.index("Error")
-    assert "root cause" in ui.error_html.value and "int64" in ui.error_html.value
+    assert "root cause" in ui.error_html.value and "int64" in ui.error_html.value  # the opened tab: rendered
     assert "Traceback" in ui.traceback_html.value
     assert ui.graph.kinds()["aten_cumsum_default"] == "failed"
+    assert graph_shown(ui) and ui.reproduce_html.value == ""  # the first tab too, not others
 
 
 def test_cumsum_int64_int_profile_shows_the_fallback_reason():
     ui = explorer("cumsum", "int64", "TOSA-1.0+INT")
     assert ui.graph.kinds()["aten_cumsum_default"] == "cpu"
     assert "Non-constant node with int64 output" in ui.reasons_html.value
-    assert ui.graph_image.value[:4] == b"\x89PNG"
+    assert graph_shown(ui)
+    ui.graph_view.mode.value = PICTURE  # the matplotlib picture: drawn when chosen
+    assert ui.graph_image.value[:4] == b"\x89PNG" and ui.graph_image.layout.display is None
     assert ui.save_button.disabled
 
 
 def test_add_int32_shows_one_delegate_and_matching_numbers(tmp_path):
     ui = explorer("add", "int32", "TOSA-1.0+INT")
     assert list(ui.graph.delegates()) == ["tag0"]
-    assert "numerics: match" in ui.numerics_html.value
+    assert "numerics: match" in opened(ui, "Numerics").numerics_html.value
     assert ui.numerics_image.value[:4] == b"\x89PNG"
-    assert "ADD" in ui.tosa_html.value
-    assert "workbench.run_case('add', 'int32', 'TOSA-1.0+INT'" in ui.reproduce_html.value
+    assert "ADD" in opened(ui, "TOSA").tosa_html.value
+    assert "workbench.run_case('add', 'int32', 'TOSA-1.0+INT'" in opened(ui, "Reproduce").reproduce_html.value
     assert "use_arm_backend" not in ui.reproduce_html.value  # the installed backend needs no set-up line
     assert "Arm backend: installed executorch" in ui.backend_html.value
     scope = {}
@@ -69,6 +95,35 @@ def test_add_int32_shows_one_delegate_and_matching_numbers(tmp_path):
     assert scope["result"].outcome is ui.result.outcome and scope["result"].outputs == ui.result.outputs
     (path,) = ui.save_flatbuffers(str(tmp_path))
     assert open(path, "rb").read()[4:8] == b"TOSA"
+
+
+def test_tabs_render_when_first_opened_once_per_result(monkeypatch):
+    figures = []
+
+    def numerics_figure(result):
+        figures.append(result)
+        return real_numerics_figure(result)
+
+    real_numerics_figure = views.numerics_figure
+    monkeypatch.setattr(views, "numerics_figure", numerics_figure)
+    ui = explorer("add", "int32", "TOSA-1.0+INT")
+    assert ui.tabs.selected_index == 0 and "aten_add_tensor" in ui.reasons_html.value  # shown with the result
+    assert graph_shown(ui) and "outcome <b>delegated" in ui.status.value
+    assert (ui.numerics_html.value, ui.numerics_image.value, ui.tosa_html.value, ui.error_html.value,
+            ui.reproduce_html.value) == ("", b"", "", "", "") and not figures
+    assert ui.numerics_image.layout.display == "none"  # empty: hidden, not a broken image
+    assert opened(ui, "Numerics").numerics_image.value[:4] == b"\x89PNG" and len(figures) == 1
+    assert ui.numerics_image.layout.display is None
+    opened(opened(ui, "Partition graph"), "Numerics")
+    assert len(figures) == 1  # once per result
+    ui.render_all_tabs()
+    assert "ADD" in ui.tosa_html.value and "no error" in ui.error_html.value and "run_case" in ui.reproduce_html.value
+    assert len(figures) == 1
+    again = dataclasses.replace(ui.result)  # a new result: its tabs are rendered anew, when opened
+    ui.show(again)
+    assert ui.tabs.selected_index == 0 and ui.numerics_image.value == b"" and ui.tosa_html.value == ""
+    ui.render_all_tabs()
+    assert len(figures) == 2 and figures[1] is again and ui.numerics_image.value[:4] == b"\x89PNG"
 
 
 def test_invalid_profile_is_flagged_while_typing_and_inline_on_run():

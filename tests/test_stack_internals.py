@@ -70,15 +70,21 @@ def test_without_a_change_every_hook_is_ok_and_no_result_carries_a_degradation(f
     assert not [n for n in workbench.run_case("add", "int32", "TOSA-1.0+INT").notes if "degraded" in n]
 
 
-def test_doctor_lists_versions_backend_hooks_and_the_decomposition_cache(fresh_verdicts):
+def test_doctor_lists_versions_backend_hooks_and_the_speed_levers(fresh_verdicts):
     found = doctor()
     assert found["versions"]["executorch"] == "1.5.1"
     assert found["arm_backend"] == "installed executorch 1.5.1"
     names = {hook["name"]: hook["status"] for hook in found["hooks"]}
     assert len(names) == len(internals.HOOKS) and set(names.values()) == {"ok"}
     assert any("_rejected_nodes" in name for name in names)
-    assert found["decomposition_cache"]["enabled"] and found["decomposition_cache"]["why"].startswith("on")
-    assert "Arm backend: installed executorch 1.5.1" in format_doctor(found)
+    assert set(found["speed_levers"]) == {"decomposition_cache", "pass_construction", "collector_pause",
+                                          "warm_parent"}
+    assert all(lever["enabled"] and lever["why"].startswith("on") for lever in found["speed_levers"].values())
+    assert found["speed_levers"]["decomposition_cache"]["installed"]
+    assert found["speed_levers"]["pass_construction"]["installed"]
+    text = format_doctor(found)
+    assert "Arm backend: installed executorch 1.5.1" in text
+    assert "WORKBENCH_PASS_CONSTRUCTION" in text and "WORKBENCH_WARM_PARENT" in text
 
 
 def test_doctor_names_a_changed_hook(monkeypatch, fresh_verdicts):

@@ -172,7 +172,7 @@ def run_arm_tests(source, backend=None, *, cap: int | None = None, only=None, wo
 
 def _run(cases: list[ArmTestCase], workers, timeout, progress) -> dict:
     """test id -> CaseResult for the runnable cases, each in a forked child of a WorkerPool."""
-    from ..pipeline.case import run_model
+    from ..pipeline.case import run_case, run_model
     from ..pipeline.isolation import WorkerPool
 
     runnable = [c for c in cases if c.runnable]
@@ -194,7 +194,8 @@ def _run(cases: list[ArmTestCase], workers, timeout, progress) -> dict:
 
     bar = _bar(len(runnable), progress)
     found = {}
-    for result in WorkerPool(workers or os.cpu_count() or 1, timeout=timeout).results([task(c) for c in runnable]):
+    pool = WorkerPool(workers or os.cpu_count() or 1, timeout=timeout, warm_up=run_case)
+    for result in pool.results([task(c) for c in runnable]):
         found[result.op] = result
         if bar is not None:
             bar.set_postfix_str(result.outcome.value, refresh=False)

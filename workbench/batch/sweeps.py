@@ -290,7 +290,7 @@ def _sweep_in_fresh_process(arguments: dict, requested, why: str = "this one has
 
 
 def _run_local(todo: dict, seed: int, policy, passes: tuple, workers: int | None, timeout: float | None):
-    from ..pipeline.case import run_group
+    from ..pipeline.case import run_case, run_group
     from ..pipeline.isolation import WorkerPool
 
     def task(op, dtype):
@@ -301,5 +301,5 @@ def _run_local(todo: dict, seed: int, policy, passes: tuple, workers: int | None
                     "transform_passes": transform_passes_stage.names(passes)}
         return (identity, todo[(op, dtype)], run)
 
-    pool = WorkerPool(workers or os.cpu_count() or 1, timeout=timeout)
+    pool = WorkerPool(workers or os.cpu_count() or 1, timeout=timeout, warm_up=run_case)
     return pool.results([task(op, dtype) for op, dtype in todo])

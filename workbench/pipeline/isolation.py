@@ -20,7 +20,7 @@ from typing import Callable, Iterator
 
 from ..core.outcomes import Numerics, Outcome
 from ..core.records import CaseResult, ErrorInfo, NodeRecord, result_from_dict
-from ..stack import loader
+from ..stack import loader, warm_parent
 
 # A one-op case takes about a second; a large user model's lowering can take minutes. Past this a child is
 # stopped and the case reported as `timeout`.
@@ -160,8 +160,12 @@ class WorkerPool:
     `timeout`, the worker is replaced, and the group's remaining profiles run again in a fresh worker.
     """
 
-    def __init__(self, workers: int, timeout: float | None = None):
+    def __init__(self, workers: int, timeout: float | None = None, warm_up=None):
+        """warm_up: `run_case`, to start every worker from a parent that has lowered a few cases (the speed lever
+        stack/warm_parent.py); passed in because running a case is what this module isolates, not imports."""
         loader.arm()
+        if warm_up is not None:
+            warm_parent.warm(warm_up)
         self.size = max(1, int(workers))
         self.timeout = DEFAULT_TIMEOUT_SECONDS if timeout is None else timeout
 

@@ -3,7 +3,10 @@
 - `loader`: imports the pinned stack once per process (torch, executorch's Arm backend, the reference model);
 - `arm_backend`: which Arm backend runs, the installed one or an executorch checkout's;
 - `internals`: every private name of executorch and torch the workbench uses, checked when the stack loads;
-- `decomposition_cache`: the speed lever over torch.export's model-independent work;
+- `levers`: the speed levers, each switchable and guarded: `decomposition_cache` (torch.export's
+  model-independent work), `pass_construction` (executorch's passes without an empty GraphModule each),
+  `collector_pause` (the garbage collector during a case), `warm_parent` (forked workers start warm), and the
+  `switch` they share;
 - `profiles`: TOSA profile strings as executorch's TosaSpecification reads them;
 - `versions`: the installed versions; `doctor`: all of the above in one report.
 Imports only the core layer.

@@ -37,7 +37,12 @@ What this module changes, and why the results stay identical
    (torch's `_split_decomp_table_to_cia_and_python_decomp` removes items from what it gets).
 2. `_override_composite_implicit_decomp` is replaced by the same code with those two registration helpers
    written inline: the same kernels, installed under the same conditions and in the same order, the same restore
-   on exit. Only the decorator objects are no longer built.
+   on exit. Only the decorator objects are no longer built. And what it installs on an operator is remembered
+   with the state it was installed from (the operator's kernels before, its fake-rule registration, the
+   decomposition): from the very same state, the next call installs the very same kernels again instead of
+   building some twenty new closures per operator (about 12,000 a call, most of a case's garbage) that would
+   do the same (`_reinstall`). torch's default decomposition of a CIA operator is a new partial of a new
+   function each call, all of one code; those count as one decomposition (`_identity`).
 3. Once the stack is imported, its objects are frozen out of the cyclic collector (`gc.freeze`, after a full
    collection so that no garbage is frozen). That changes when unreachable cycles among those objects would be
    freed (never), not what any code computes; Python's documentation recommends it before forking workers,
@@ -45,7 +50,7 @@ What this module changes, and why the results stay identical
 
 1 and 2 are installed only while the installed torch's source of every function they reproduce or rely on is the
 text they were checked against (`internals.PINNED_SOURCES`); any other torch keeps its own behaviour, a warning
-says so once, and `status()` and `workbench doctor` say why. The whole-catalogue test (tests/test_decomposition_cache.py) checks that outcomes, partition decisions
+says so once, and `status()` and `workbench doctor` say why. The whole-catalogue test (tests/test_speed_levers.py) checks that outcomes, partition decisions
 and TOSA flatbuffers are identical with the switch on and off.
 
 The switch
@@ -65,9 +70,9 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
-import os
 
 from . import internals
+from .switch import Switch
 
 ENVIRONMENT_VARIABLE = "WORKBENCH_DECOMPOSITION_CACHE"
 
@@ -76,11 +81,6 @@ _COLLECTOR_HOMES = ("torch._export.utils", "torch.export.exported_program", "tor
 _OVERRIDE_HOME = "torch.export.exported_program"
 
 
-def _on_by_environment() -> bool:
-    return os.environ.get(ENVIRONMENT_VARIABLE, "1").strip().lower() not in ("0", "false", "off", "no")
-
-
-_switch = _on_by_environment()
 _originals: dict = {}  # (module name, attribute) -> torch's own function, saved before it is first replaced
 _usable: dict[str, bool] = {}  # "memo"/"override" -> whether the installed torch is the one checked against
 _why_not: dict[str, list[str]] = {}
@@ -91,21 +91,7 @@ _heap = {"frozen": False}  # whether this module froze the objects alive at inst
 
 def enabled() -> bool:
     """Whether the cache is on: the environment's default, or the innermost `switched` block."""
-    return _switch
-
-
-@contextlib.contextmanager
-def switched(on: bool):
-    """Turn the cache on (True) or off (False) for the block; what was before comes back after it."""
-    global _switch
-    before = _switch
-    _switch = bool(on)
-    _apply()
-    try:
-        yield
-    finally:
-        _switch = before
-        _apply()
+    return _switch.on
 
 
 def install() -> None:
@@ -119,9 +105,14 @@ def install() -> None:
     _apply_to_heap(again=True)
 
 
+def freeze_what_is_alive() -> None:
+    """Freeze what was created since the last freeze too (when on), e.g. what warm-up cases left alive."""
+    _apply_to_heap(again=True)
+
+
 def warm() -> None:
     """Compute the memo now (when on), so that later calls, and processes forked later, find it."""
-    if _switch and _usable.get("memo"):
+    if _switch.on and _usable.get("memo"):
         import torch._export.utils as export_utils
 
         export_utils._collect_all_valid_cia_ops()
@@ -130,7 +121,9 @@ def warm() -> None:
 def status() -> dict:
     """What is in place now, the memo's hits and misses, and why a part is unavailable, if one is."""
     return {
-        "enabled": _switch,
+        "enabled": _switch.on,
+        "installed": _replaced("torch._export.utils", "_collect_all_valid_cia_ops")
+        or _replaced(_OVERRIDE_HOME, "_override_composite_implicit_decomp"),
         "memo_installed": _replaced("torch._export.utils", "_collect_all_valid_cia_ops"),
         "override_installed": _replaced(_OVERRIDE_HOME, "_override_composite_implicit_decomp"),
         "heap_frozen": _heap["frozen"],
@@ -143,7 +136,7 @@ def status() -> dict:
 
 
 def _apply(freeze: bool = True) -> None:
-    if _switch or _originals:  # off and never replaced anything: nothing to put back, no torch to import
+    if _switch.on or _originals:  # off and never replaced anything: nothing to put back, no torch to import
         modules = _modules()
         _check_sources()
         replacements = [("memo", home, "_collect_all_valid_cia_ops", _collect_all_valid_cia_ops)
@@ -155,8 +148,8 @@ def _apply(freeze: bool = True) -> None:
             if key not in _originals:
                 _originals[key] = getattr(modules[home], attribute)
                 internals.remember_original(f"{home}.{attribute}", _originals[key])
-            setattr(modules[home], attribute, replacement if _switch and _usable[part] else _originals[key])
-    if freeze or not _switch:
+            setattr(modules[home], attribute, replacement if _switch.on and _usable[part] else _originals[key])
+    if freeze or not _switch.on:
         _apply_to_heap()
 
 
@@ -170,13 +163,17 @@ def _apply_to_heap(again: bool = False) -> None:
     is theirs to manage: then this does nothing.
     """
     ours_or_nobodys = _heap["frozen"] or gc.get_freeze_count() == 0
-    if _switch and ours_or_nobodys and (again or not _heap["frozen"]):
+    if _switch.on and ours_or_nobodys and (again or not _heap["frozen"]):
         gc.collect()  # so that no garbage is frozen with them
         gc.freeze()
         _heap["frozen"] = True
-    elif not _switch and _heap["frozen"]:
+    elif not _switch.on and _heap["frozen"]:
         gc.unfreeze()
         _heap["frozen"] = False
+
+
+_switch = Switch(ENVIRONMENT_VARIABLE, _apply)
+switched = _switch.switched
 
 
 def _modules() -> dict:
@@ -196,9 +193,9 @@ def _replaced(home: str, attribute: str) -> bool:
 def _check_sources() -> None:
     if _usable:
         return  # checked before anything was replaced; torch's code does not change while it runs
-    for part in internals.PINNED_SOURCES:
+    for part in ("memo", "override"):
         reasons = internals.pinned_source_differences(part)
-        internals.status(f"decomposition_{part}")  # shown once, loudly, when a pinned source has changed
+        internals.status(f"lever_{part}")  # shown once, loudly, when a pinned source has changed
         _usable[part] = not reasons
         _why_not[part] = reasons
 
@@ -302,6 +299,9 @@ def _override_composite_implicit_decomp(cia_ops_to_callable):
             continue
         kernels = op_overload.py_kernels
         try:
+            if _reinstall(op_overload, decomp_callable, kernels, fake_rules):
+                continue
+            had_fake_rule = is_op_registered_to_fake_rule(op_overload)
             for override_dispatch_key in autograd_keys:
                 if override_dispatch_key not in kernels:
                     kernels[override_dispatch_key] = autograd_not_implemented(op_overload, deferred_error=True)
@@ -309,12 +309,16 @@ def _override_composite_implicit_decomp(cia_ops_to_callable):
             if cia in kernels:
                 del kernels[cia]
             kernels[cia] = decomp_callable
-            if not is_op_registered_to_fake_rule(op_overload):
+            if not had_fake_rule:
                 fake_rules[op_overload] = functools.partial(
                     _force_dispatch_to_orig_cia_callable, original_callable=orig_cia_callable)
             for key in backend_keys:
                 if key not in kernels:
                     kernels[key] = orig_cia_callable
+            if len(_installed) > _INSTALLED_LIMIT:  # decompositions made anew per call would otherwise pile up
+                _installed.clear()
+            _installed[op_overload, _identity(op_overload, decomp_callable)] = (saved_tables[op_overload], had_fake_rule, dict(kernels),
+                                                        None if had_fake_rule else fake_rules[op_overload])
         finally:
             op_overload._dispatch_cache.clear()
     try:
@@ -325,6 +329,54 @@ def _override_composite_implicit_decomp(cia_ops_to_callable):
             op.py_kernels.update(saved_tables[op])
             op._dispatch_cache.clear()
             exported_program._deregister_op_impl(op)
+
+
+# (op, decomposition) -> (its kernels before, whether it had a fake rule, its kernels once installed, the fake
+# rule installed or None): what the override installed the last time, and from which state. A lowering
+# alternates between decompositions for one operator (preserve, decompose), so both are kept.
+_installed: dict = {}
+_INSTALLED_LIMIT = 20_000
+_ABSENT = object()
+
+
+def _identity(op, decomp_callable):
+    """The decomposition itself, except torch's default for a CIA operator: `_get_decomp_for_cia(op)` makes a new
+    `partial(_special_op_to_decompose_cia, kernel=op)` of a new function on every call, all of the same code,
+    without closure or defaults; those are one decomposition, named by their code and operator."""
+    func = getattr(decomp_callable, "func", None)
+    if (type(decomp_callable) is functools.partial and not decomp_callable.args
+            and getattr(func, "__code__", None) is _decompose_cia_code() and func.__closure__ is None
+            and func.__defaults__ is None and func.__kwdefaults__ is None
+            and len(decomp_callable.keywords) == 1 and decomp_callable.keywords.get("kernel") is op):
+        return func.__code__
+    return decomp_callable
+
+
+@functools.lru_cache(maxsize=None)
+def _decompose_cia_code():
+    import torch._export.utils as export_utils
+
+    codes = [c for c in export_utils._get_decomp_for_cia.__code__.co_consts
+             if getattr(c, "co_name", None) == "_special_op_to_decompose_cia"]
+    return codes[0] if len(codes) == 1 else None
+
+
+def _reinstall(op, decomp_callable, kernels, fake_rules) -> bool:
+    """Install exactly what was installed last time for `op` with `decomp_callable`, when the operator's kernels
+    and fake-rule registration are the very objects they were then; True when done. What torch's loop body
+    installs is a function of those alone; the kernels it builds close over the operator only, so the ones
+    built last time do what new ones would. This skips building some twenty kernels per operator."""
+    last = _installed.get((op, _identity(op, decomp_callable)))
+    if last is None or (op in fake_rules) != last[1]:
+        return False
+    before = last[0]
+    if len(kernels) != len(before) or any(kernels.get(key, _ABSENT) is not kernel for key, kernel in before.items()):
+        return False
+    kernels.clear()
+    kernels.update(last[2])
+    if last[3] is not None:
+        fake_rules[op] = last[3]
+    return True
 
 
 def _override_one_with_torch_helpers(exported_program, op_overload, decomp_callable) -> None:

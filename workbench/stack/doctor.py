@@ -3,33 +3,34 @@
 from __future__ import annotations
 
 from ..core.text import table
-from . import arm_backend, decomposition_cache, internals, loader
+from . import arm_backend, internals, levers, loader
 from .versions import versions
 
 
 def doctor() -> dict:
-    """Versions, the Arm backend, each private hook (ok / missing / changed) and the decomposition cache.
+    """Versions, the Arm backend, each private hook (ok / missing / changed) and each speed lever.
 
     Loads the stack (several seconds, once per process), since the hooks are checked against what is imported.
     """
     loader.arm()
-    cache = decomposition_cache.status()
     return {
         "versions": versions(),
         "arm_backend": arm_backend.active().label,
         "hooks": internals.report(),
-        "decomposition_cache": {**cache, "why": _why(cache)},
+        "speed_levers": {name: {**lever, "why": _why(lever)} for name, lever in levers.status().items()},
         "degradations": list(internals.degradations()),
     }
 
 
-def _why(cache: dict) -> str:
-    if not cache["enabled"]:
-        return f"off: {decomposition_cache.ENVIRONMENT_VARIABLE} turns it off, or a switched(False) block is active"
-    unavailable = "; ".join(f"{part}: {', '.join(reasons)}" for part, reasons in cache["unavailable"].items())
+def _why(lever: dict) -> str:
+    if not lever["enabled"]:
+        return f"off: {lever['environment_variable']} turns it off, or a switched(False) block is active"
+    unavailable = lever["unavailable"]
+    if isinstance(unavailable, dict):
+        unavailable = [f"{part}: {', '.join(reasons)}" for part, reasons in unavailable.items()]
     if unavailable:
-        return f"on, but parts are unavailable on this torch: {unavailable}"
-    return "on: every pinned torch source matches (stack/internals.py PINNED_SOURCES)"
+        return "on, but not in effect here: " + "; ".join(unavailable)
+    return "on" + ("" if lever["installed"] else " (takes effect on first use)")
 
 
 def format_doctor(found: dict) -> str:
@@ -37,9 +38,9 @@ def format_doctor(found: dict) -> str:
              f"Arm backend: {found['arm_backend']}", "", "private names of executorch and torch:"]
     rows = [[hook["status"], hook["name"], hook["used_for"] if hook["status"] == internals.OK else hook["detail"]]
             for hook in found["hooks"]]
-    lines += [table(rows, ["status", "name", "used for / what is wrong"], max_width=100), ""]
-    cache = found["decomposition_cache"]
-    lines.append(f"decomposition cache: {cache['why']} (memo installed: {cache['memo_installed']}, override "
-                 f"installed: {cache['override_installed']}, heap frozen: {cache['heap_frozen']})")
+    lines += [table(rows, ["status", "name", "used for / what is wrong"], max_width=100), "",
+              "speed levers (results are the same with each on or off; stack/levers.py):"]
+    rows = [[name, lever["why"], lever["environment_variable"]] for name, lever in found["speed_levers"].items()]
+    lines += [table(rows, ["lever", "state", "off with <variable>=0"], max_width=100)]
     lines += [f"degraded: {note}" for note in found["degradations"]]
     return "\n".join(lines)

@@ -1,19 +1,18 @@
 """Every private name of executorch and torch that the workbench touches, and the shapes it relies on, in one place.
 
 Outside this module nothing in the workbench reads a private attribute of torch or executorch: it calls the
-accessors below. The one exception is decomposition_cache.py, the speed lever that replaces torch functions: the
-functions it reproduces are pinned here by the hash of their source (`PINNED_SOURCES`), and it switches itself off
-when one of them changes. Each `Hook` names what it reads, what the workbench uses it for, and what is lost
-without it:
+accessors below. The exceptions are the speed levers that replace a torch or executorch function
+(decomposition_cache.py, pass_construction.py): what they reproduce or rely on is pinned here by the hash of its
+source (`PINNED_SOURCES`), and each part switches itself off when one of its functions changes. Each `Hook`
+names what it reads, what the workbench uses it for, and what is lost without it:
 
 - a *degrading* hook has a fallback: when its name is missing or has changed shape, a warning naming it, the
   installed versions and what is lost is shown once per process, and every result records the same text in its
-  notes (`degradations()`), so no verdict quietly loses a part;
+  notes (`degradations()`), so no verdict quietly loses a part; a speed lever's hook loses speed only;
 - a *refusing* hook has none: the feature that needs it raises a StackError saying what is missing.
 
 `check_all()` probes every hook when the stack loads (stack/loader.py); `report()` is what `workbench doctor`
 shows. The accessors probe again where they are used, so a name that disappears later is caught there too.
-The decomposition cache's replacements of torch functions are pinned to the source hashes in `PINNED_SOURCES`.
 """
 
 from __future__ import annotations
@@ -45,8 +44,7 @@ class Hook:
     probe: Callable[[], str]  # "ok", or what is wrong: "missing: ..." / "changed: ..."
 
 
-def _import(module: str):
-    return importlib.import_module(module)
+_import = importlib.import_module
 
 
 def _probe_reporter() -> str:
@@ -128,9 +126,10 @@ def _probe_pinned(part: str) -> Callable[[], str]:
     return probe
 
 
-# Torch functions the decomposition cache reproduces or relies on, pinned to the sha256 (first 16 hex digits) of
-# `inspect.getsource` they were checked against: the memo's fingerprint covers what the first eight read; the
-# override reproduces the last three.
+# What the speed levers reproduce or rely on, pinned to the sha256 (first 16 hex digits) of `inspect.getsource` they
+# were checked against, per part: the decomposition memo's fingerprint covers what "memo" reads; its override
+# reproduces "override"; pass_construction.py reproduces ExportPass.__init__ and relies on how the rest of
+# "pass_construction" uses an interpreter's module.
 PINNED_SOURCES = {
     "memo": {
         "torch._export.utils._collect_all_valid_cia_ops": "1d09a99ea79bd377",
@@ -146,8 +145,19 @@ PINNED_SOURCES = {
         "torch.export.exported_program._override_composite_implicit_decomp": "4422dc79d0792af7",
         "torch._ops.OperatorBase.py_impl": "8173bd205b783783",
         "torch._subclasses.fake_impls.register_op_impl": "405e93300718a185",
+        "torch._export.utils._get_decomp_for_cia": "3ae30c72c7d7bce2",
+        "torch._higher_order_ops.utils.autograd_not_implemented": "5cd89d9f69d7a773",
+    },
+    "pass_construction": {
+        "executorch.exir.pass_base._ExportPassBase.__init__": "1afada6089433ecd",
+        "executorch.exir.pass_base._ExportPassBase._fx": "d21aacbb5c107fba",
+        "torch.fx.interpreter.Interpreter.__init__": "4b5513d8b713b8e6",
+        "torch.fx.interpreter.Interpreter.call_function": "fb396d3a46b3242c",
+        "torch.fx.interpreter.Interpreter.call_method": "e729261aa48179b6",
     },
 }
+LEVER_PARTS = {"memo": "the decomposition cache's memo", "override": "the decomposition cache's faster override",
+               "pass_construction": "passes built over one shared empty GraphModule"}
 
 HOOKS: dict[str, Hook] = {h.key: h for h in (
     Hook("reasons", "executorch.exir.backend.utils.WhyNoPartitionReporter._rejected_nodes",
@@ -178,13 +188,9 @@ HOOKS: dict[str, Hook] = {h.key: h for h in (
     Hook("arm_passes", "executorch.backends.arm._passes (the Arm backend's pass classes)",
          "transform passes chosen by name (run_case(..., transform_passes=[...]), --transform-pass)",
          "transform passes by name (a pass class can still be given itself)", False, _probe_arm_passes),
-    Hook("decomposition_memo", "the torch functions in internals.PINNED_SOURCES['memo']",
-         "the decomposition cache's memo (speed only)",
-         "speed: the decomposition memo stays off (torch's own function runs; results are unchanged)", True,
-         _probe_pinned("memo")),
-    Hook("decomposition_override", "the torch functions in internals.PINNED_SOURCES['override']",
-         "the decomposition cache's faster override (speed only)",
-         "speed: torch's own override runs (results are unchanged)", True, _probe_pinned("override")),
+    *(Hook(f"lever_{part}", f"the functions in internals.PINNED_SOURCES[{part!r}]", f"{what} (speed only)",
+           f"speed: {what} stays off (executorch's and torch's own code runs; results are unchanged)", True,
+           _probe_pinned(part)) for part, what in LEVER_PARTS.items()),
 )}
 
 _state: dict[str, str] = {}  # key -> last probe verdict
@@ -222,13 +228,9 @@ def check_all() -> dict[str, str]:
     return {key: probe_again(key) for key in HOOKS}
 
 
-def _versions_text() -> str:
-    return ", ".join(f"{name} {version}" for name, version in versions().items())
-
-
 def message(hook: Hook, verdict: str) -> str:
-    effect = "degraded" if hook.degrades else "unavailable"
-    return f"{hook.name} {verdict.split(':', 1)[0]} on {_versions_text()}: {effect}: {hook.lost} ({verdict})"
+    effect, stack = "degraded" if hook.degrades else "unavailable", ", ".join(f"{n} {v}" for n, v in versions().items())
+    return f"{hook.name} {verdict.split(':', 1)[0]} on {stack}: {effect}: {hook.lost} ({verdict})"
 
 
 def _announce(hook: Hook, verdict: str) -> None:
@@ -252,7 +254,7 @@ def require(key: str) -> None:
 def degradations() -> tuple[str, ...]:
     """The notes every result carries while a degrading hook is not usable (speed-only hooks excepted)."""
     return tuple(message(HOOKS[k], v) for k, v in _state.items()
-                 if v != OK and HOOKS[k].degrades and not k.startswith("decomposition_"))
+                 if v != OK and HOOKS[k].degrades and not k.startswith("lever_"))
 
 
 def report() -> list[dict]:

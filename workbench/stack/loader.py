@@ -15,7 +15,7 @@ import os
 import warnings
 
 from . import arm_backend as backends
-from . import decomposition_cache, internals
+from . import internals, levers
 from .versions import versions
 
 __all__ = ["torch", "exir", "arm", "import_arm", "reference_model", "versions", "arm_backend", "specification"]
@@ -66,7 +66,7 @@ def arm():
     internals.check_all()  # loud, once per process, for every private name that is missing or changed
     # Model-independent lowering work once per process: after the imports (it freezes them out of the garbage
     # collector), before any fork (workers inherit it).
-    decomposition_cache.install()
+    levers.install()
 
     return SimpleNamespace(
         TosaCompileSpec=compile_spec.TosaCompileSpec,

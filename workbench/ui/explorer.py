@@ -2,6 +2,10 @@
 
 A thin layer: it calls `run_case` and arranges the headless views (views/) in widgets that hold
 their content directly (HTML, PNG images), so it works the same in JupyterLab and when driven in tests.
+
+After Run only the status and summary lines, the partition graph, the reasons and the tab Run opens are
+rendered at once; every other tab is rendered when it is first opened, once per result (`render_all_tabs` renders
+them all, e.g. for tests and benchmarks).
 """
 
 from __future__ import annotations
@@ -21,6 +25,9 @@ from ..views.graph import partition_graph
 from .graph_view import GraphView
 
 TAB_TITLES = ("Partition graph", "Reasons", "Numerics", "TOSA", "Error", "Reproduce")
+GRAPH_TAB, REASONS_TAB, NUMERICS_TAB, TOSA_TAB, ERROR_TAB, REPRODUCE_TAB = range(len(TAB_TITLES))
+# Rendered with every result, being what is read first; the other tabs wait until opened.
+EAGER_TABS = (GRAPH_TAB, REASONS_TAB)
 CUSTOM_PROFILE = "custom…"
 
 
@@ -39,7 +46,7 @@ def _summary_html(result) -> str:
 
 
 class Explorer(widgets.VBox):
-    """Explorer(threaded=True): with threaded=False, Run blocks until the tabs are filled (used by tests)."""
+    """Explorer(threaded=True): with threaded=False, Run blocks until the result is shown (used by tests)."""
 
     def __init__(self, op: str = "cumsum", dtype: str = "int64", profile: str = "TOSA-1.0+INT", *,
                  threaded: bool = True):
@@ -47,8 +54,15 @@ class Explorer(widgets.VBox):
         self.result = None
         self.graph = None
         self._worker: threading.Thread | None = None
+        self._rendered_tabs: set[int] = set()  # of the shown result
+        # Run shows results from its worker thread while a tab opened in the browser renders on the kernel's:
+        # one at a time, so a tab is rendered once and never from an older result.
+        self._render_lock = threading.RLock()
         controls = self._build_controls(op)
         self.tabs = self._build_tabs()
+        self._tab_renderers = {GRAPH_TAB: self._render_graph, REASONS_TAB: self._render_reasons,
+                               NUMERICS_TAB: self._render_numerics, TOSA_TAB: self._render_tosa,
+                               ERROR_TAB: self._render_error, REPRODUCE_TAB: self._render_reproduce}
 
         self.op.observe(self._on_op, names="value")
         self.profile.observe(self._on_profile, names="value")
@@ -56,6 +70,7 @@ class Explorer(widgets.VBox):
         self.run_button.on_click(lambda _: self.run())
         self.save_button.on_click(lambda _: self.save_flatbuffers())
         self.culprits_button.on_click(lambda _: self.find_culprits())
+        self.tabs.observe(self._on_tab_selected, names="selected_index")
 
         self._on_op({"new": op})
         if dtype in self.dtype.options:
@@ -103,12 +118,13 @@ class Explorer(widgets.VBox):
         ])
 
     def _build_tabs(self) -> widgets.Tab:
-        # small graphs: the matplotlib picture (graph_image); large ones: Graphviz, zoomable (ui/graph_view.py)
+        # Graphviz's zoomable SVG (small graphs expanded, large ones collapsed); the matplotlib picture (graph_image)
+        # when chosen, or without Graphviz (ui/graph_view.py)
         self.graph_view = GraphView()
         self.graph_image = self.graph_view.picture
         self.reasons_html = widgets.HTML()
         self.numerics_html = widgets.HTML()
-        self.numerics_image = widgets.Image(format="png")
+        self.numerics_image = widgets.Image(format="png", layout=widgets.Layout(display="none"))
         self.tosa_html = widgets.HTML()
         self.save_button = widgets.Button(description="Save flatbuffer", icon="download", disabled=True)
         self.save_status = widgets.HTML()
@@ -206,41 +222,89 @@ class Explorer(widgets.VBox):
         return result
 
     def show(self, result) -> None:
-        """Fill every tab from one result."""
-        self.result = result
-        self.graph = partition_graph(result)
+        """Show a new result: the status and summary lines, the partition graph, the reasons and the tab it
+        opens (Error after a lowering error) are rendered now, every other tab when it is first opened.
+
+        Returns when the first tab is shown: a benchmark times Run -> first tab shown with this call."""
+        with self._render_lock:
+            self.result = result
+            self.graph = partition_graph(result)
+            self._rendered_tabs.clear()
+            self._clear_lazy_tabs()
+            self.save_button.disabled = not result.delegates
+            searchable = result.outcome == Outcome.LOWERING_ERROR and result.op in catalogue.CATALOGUE
+            self.culprits_button.disabled = not searchable
+            self.culprits_html.value = self.save_status.value = ""
+            opened = ERROR_TAB if result.error is not None and result.error.stage != "reference" else GRAPH_TAB
+            for index in (opened, *EAGER_TABS):
+                self._render_tab(index)
+            self.backend_html.value = f"<small>Arm backend: {html.escape(result.arm_backend_label)}</small>"
+            self.summary_html.value = _summary_html(result)
+            self.status.value = (f"<b>{html.escape(result.op)} [{result.dtype}] {html.escape(result.profile)}</b>: "
+                                 f"outcome <b>{result.outcome.value}</b>, numerics <b>{result.numerics.value}</b>"
+                                 + (f" — {html.escape(result.reason_summary())}" if result.reason_summary() else ""))
+            self.tabs.selected_index = opened
+
+    def render_all_tabs(self) -> None:
+        """Render every tab of the shown result not rendered yet (each at most once per result).
+
+        After `show(result)`, a benchmark times the rest of Run -> all tabs rendered with this call."""
+        for index in range(len(TAB_TITLES)):
+            self._render_tab(index)
+
+    def _on_tab_selected(self, change) -> None:
+        if change["new"] is not None:
+            self._render_tab(change["new"])
+
+    def _render_tab(self, index: int) -> None:
+        with self._render_lock:
+            if self.result is None or index in self._rendered_tabs:
+                return
+            self._tab_renderers[index](self.result)
+            self._rendered_tabs.add(index)
+
+    def _clear_lazy_tabs(self) -> None:
+        """Empty the tabs rendered when opened, so none shows the previous result meanwhile."""
+        self.numerics_html.value = self.tosa_html.value = self.reproduce_html.value = ""
+        self._set_numerics_image(b"")
+        self.error_html.value = self.traceback_html.value = ""
+
+    def _render_graph(self, result) -> None:
         self.graph_view.show(result, self.graph)
+
+    def _render_reasons(self, result) -> None:
         self.reasons_html.value = _table_html(views.reasons_frame(result))
+
+    def _render_numerics(self, result) -> None:
         notes = "".join(f"<br><i>note: {html.escape(note)}</i>" for note in result.notes)
         self.numerics_html.value = (
             f"<b>numerics: {result.numerics.value}</b>{notes}<br>" + _table_html(views.numerics_frame(result))
         )
         figure = views.numerics_figure(result)
-        self.numerics_image.value = views.figure_png(figure) if figure is not None else b""
+        self._set_numerics_image(views.figure_png(figure) if figure is not None else b"")
+
+    def _set_numerics_image(self, png: bytes) -> None:
+        self.numerics_image.value = png
+        self.numerics_image.layout.display = None if png else "none"  # an empty image shows as a broken one
+
+    def _render_tosa(self, result) -> None:
         self.tosa_html.value = _table_html(views.tosa_frame(result))
-        self.save_button.disabled = not result.delegates
-        searchable = result.outcome == Outcome.LOWERING_ERROR and result.op in catalogue.CATALOGUE
-        self.culprits_button.disabled = not searchable
-        self.culprits_html.value = ""
-        self.save_status.value = ""
+
+    def _render_error(self, result) -> None:
         if result.error is None:
             self.error_html.value = "<i>no error</i>"
             self.traceback_html.value = ""
-        else:
-            self.error_html.value = (
-                f"<b>stage:</b> {html.escape(result.error.stage)}<br>"
-                f"<b>root cause:</b> {html.escape(result.error.root_cause_type)}: "
-                f"{html.escape(result.error.root_cause)}<br>"
-                f"<b>failing pass / node:</b> {html.escape(result.error.failing_line())}"
-            )
-            self.traceback_html.value = f"<pre>{html.escape(result.error.traceback)}</pre>"
-        self.backend_html.value = f"<small>Arm backend: {html.escape(result.arm_backend_label)}</small>"
+            return
+        self.error_html.value = (
+            f"<b>stage:</b> {html.escape(result.error.stage)}<br>"
+            f"<b>root cause:</b> {html.escape(result.error.root_cause_type)}: "
+            f"{html.escape(result.error.root_cause)}<br>"
+            f"<b>failing pass / node:</b> {html.escape(result.error.failing_line())}"
+        )
+        self.traceback_html.value = f"<pre>{html.escape(result.error.traceback)}</pre>"
+
+    def _render_reproduce(self, result) -> None:
         self.reproduce_html.value = f"<pre>{html.escape(views.reproduce_code(result), quote=False)}</pre>"
-        self.summary_html.value = _summary_html(result)
-        self.status.value = (f"<b>{html.escape(result.op)} [{result.dtype}] {html.escape(result.profile)}</b>: "
-                             f"outcome <b>{result.outcome.value}</b>, numerics <b>{result.numerics.value}</b>"
-                             + (f" — {html.escape(result.reason_summary())}" if result.reason_summary() else ""))
-        self.tabs.selected_index = 4 if result.error is not None and result.error.stage != "reference" else 0
 
     def find_culprits(self):
         """The culprit search on the shown lowering_error, into the Error tab (threaded like Run)."""

@@ -1,10 +1,12 @@
-"""The Partition graph tab: the matplotlib picture for small graphs, Graphviz's zoomable SVG for large ones.
+"""The Partition graph tab: Graphviz's zoomable SVG, with the matplotlib picture one click away.
 
-A graph of up to `graph_layout.COLLAPSE_ABOVE` nodes opens as the picture (reasons printed under the CPU
-nodes, as it always was); a larger one opens as the zoomable graph with its delegates collapsed. Either can
-be switched to the other. The zoomable graph has: a 'delegates' dropdown (all collapsed, all expanded, or
-expand one), a search box (node name or target; matches outlined in magenta, a collapsed delegate holding
-matches too, and 'N matches: names' said above), a zoom slider, and a scrollable box to pan in. Without
+With Graphviz's `dot` installed every graph opens as the zoomable graph: one of up to
+`graph_layout.COLLAPSE_ABOVE` nodes with all its delegates expanded (every node shown, reasons printed in the
+CPU nodes), a larger one with its delegates collapsed. The 'picture' toggle shows the matplotlib picture instead;
+it is drawn only when chosen (laying it out costs several times the SVG) and kept for the result
+(`graph_svg.picture_png` keeps the last few). The zoomable graph has: a 'delegates' dropdown (all collapsed, all
+expanded, or expand one), a search box (node name or target; matches outlined in magenta, a collapsed delegate
+holding matches too, and 'N matches: names' said above), a zoom slider, and a scrollable box to pan in. Without
 Graphviz only the picture is offered, with a note saying why. Widgets carry `wb-graph-*` classes.
 """
 
@@ -56,7 +58,7 @@ class GraphView(widgets.VBox):
         self.tools = widgets.HBox([self.expand, self.search, self.zoom]).add_class("wb-graph-tools")
         self.result = self.graph = self.structure = None
         self.seconds = 0.0
-        self._svg = ""
+        self._svg, self._svg_options, self._svg_note = "", None, ""  # the SVG shown last, what it was drawn for
         self._quiet = False  # set while show() resets the controls: one drawing, not one per control
         for control in (self.mode, self.expand, self.search):
             control.observe(lambda _: self.refresh(), names="value")
@@ -72,16 +74,16 @@ class GraphView(widgets.VBox):
         return GraphOptions(collapsed=True, expand=frozenset({choice}), search=self.search.value)
 
     def show(self, result, graph=None) -> None:
-        """A new result: small graphs as the picture, large ones zoomable and collapsed."""
+        """A new result, as the zoomable graph (small: expanded, large: collapsed); without Graphviz, the picture."""
         self.result, self.graph = result, graph or partition_graph(result)
         self.structure = graph_structure(result, self.graph)
-        self.picture.value, self._svg = b"", ""
+        self.picture.value, self.svg_box.value, self._svg = b"", "", ""  # nothing of the last result meanwhile
         large = self.structure.default_collapsed()
         missing = graphviz_missing()
         self._quiet = True
         try:
             self.mode.options = [PICTURE] if missing else [PICTURE, ZOOMABLE]
-            self.mode.value = ZOOMABLE if large and not missing else PICTURE
+            self.mode.value = PICTURE if missing else ZOOMABLE
             self.expand.options = ([("all collapsed", COLLAPSE_ALL), ("all expanded", EXPAND_ALL)]
                                    + [(f"expand {g.key} ({len(g.members)} nodes)", g.key)
                                       for g in self.structure.collapsible()])
@@ -93,7 +95,7 @@ class GraphView(widgets.VBox):
         self.refresh()
 
     def refresh(self) -> None:
-        """Draw what the controls ask for (the picture is drawn once per result)."""
+        """Draw what the controls ask for; the picture only when chosen, once per result."""
         if self._quiet or self.result is None:
             return
         missing = graphviz_missing()
@@ -104,7 +106,13 @@ class GraphView(widgets.VBox):
                                if missing else "")
             self._display(picture=True)
             return
-        drawing = draw_graph(self.result, self.options(), self.structure, self.graph)
+        options = self.options()
+        if self._svg and options == self._svg_options:  # back from the picture: the SVG drawn for these options
+            self.note.value = self._svg_note
+            self._place_svg()
+            self._display(picture=False)
+            return
+        drawing = draw_graph(self.result, options, self.structure, self.graph)
         self.seconds = drawing.seconds
         if drawing.svg is None:  # Graphviz went missing: the picture, and why
             self.picture.value = drawing.png or b""
@@ -112,9 +120,10 @@ class GraphView(widgets.VBox):
             self._display(picture=True)
             return
         self._svg = drawing.svg[drawing.svg.find("<svg"):]  # no XML prolog inside HTML
+        self._svg_options = options
         matches = (f"<div class='wb-graph-matches'><b>{html.escape(drawing.note)}</b></div>"
                    if drawing.note else "")
-        self.note.value = matches + legend_html()
+        self.note.value = self._svg_note = matches + legend_html()
         self._place_svg()
         self._display(picture=False)
 

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import re
 import shutil
+import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 
-from .graph import PartitionGraph, draw_partition, partition_graph
+from .graph import PartitionGraph, _title, draw_partition, partition_graph
 from .graph_layout import GraphOptions, GraphStructure, graph_structure, partition_dot, search_summary
 
 INSTALL_HINT = "bash scripts/ensure-graphviz.sh, or apt-get install graphviz"
@@ -22,6 +24,12 @@ INSTALL_HINT = "bash scripts/ensure-graphviz.sh, or apt-get install graphviz"
 PICTURE_AS_USUAL_INCHES = 160.0
 MAX_PICTURE_INCHES = 40.0
 _SVG_SIZE = re.compile(r'<svg width="([\d.]+)(\w*)" height="([\d.]+)(\w*)"')
+# Drawing the picture is most of what showing a result in the explorer costs (matplotlib lays its texts out for
+# tight_layout and again for the tight crop), and the same picture comes back whenever a case is run again (another
+# policy, isolated, Run pressed twice): the last few pictures are kept, keyed by everything drawn.
+PICTURES_KEPT = 16
+_pictures: OrderedDict[tuple, bytes] = OrderedDict()
+_pictures_lock = threading.Lock()
 
 
 class GraphvizMissing(RuntimeError):
@@ -78,7 +86,8 @@ class GraphDrawing:
 
 
 def picture_png(result, graph: PartitionGraph | None = None) -> bytes:
-    """The matplotlib picture as PNG, as usual; shrunk per layer and row when that would be huge."""
+    """The matplotlib picture as PNG, as usual; shrunk per layer and row when that would be huge. A picture drawn
+    before (same nodes, edges, title and matplotlib settings) is not drawn again."""
     from .tables import figure_png
 
     graph = graph or partition_graph(result)
@@ -88,7 +97,33 @@ def picture_png(result, graph: PartitionGraph | None = None) -> bytes:
     def per(count: int, usual: float) -> float:
         return usual if count * usual <= PICTURE_AS_USUAL_INCHES else MAX_PICTURE_INCHES / count
 
-    return figure_png(draw_partition(result, graph, width_per_layer=per(layers, 2.6), height_per_row=per(rows, 1.6)))
+    width_per_layer, height_per_row = per(layers, 2.6), per(rows, 1.6)
+    key = _picture_key(result, graph, width_per_layer, height_per_row)
+    with _pictures_lock:
+        if key in _pictures:
+            _pictures.move_to_end(key)
+            return _pictures[key]
+    png = figure_png(draw_partition(result, graph, width_per_layer=width_per_layer, height_per_row=height_per_row))
+    with _pictures_lock:
+        _pictures[key] = png
+        while len(_pictures) > PICTURES_KEPT:
+            _pictures.popitem(last=False)
+    return png
+
+
+def _picture_key(result, graph: PartitionGraph, width_per_layer: float, height_per_row: float) -> tuple:
+    """Everything `draw_partition` draws from, matplotlib's settings (a style the notebook set) included."""
+    import matplotlib
+
+    nodes = tuple(tuple(vars(node).values()) for node in graph.nodes.values())
+    settings = str(dict.items(matplotlib.rcParams))  # the plain dict's view: no validation per entry, fast
+    return _title(result, graph), nodes, tuple(graph.edges), width_per_layer, height_per_row, settings
+
+
+def forget_pictures() -> None:
+    """Drop the pictures kept by `picture_png` (each is drawn again when next asked for)."""
+    with _pictures_lock:
+        _pictures.clear()
 
 
 def draw_graph(result, options: GraphOptions = GraphOptions(), structure: GraphStructure | None = None,

@@ -1,0 +1,55 @@
+"""The speed levers in one list: model-independent work taken off a case's warm path, results unchanged.
+
+Each lever is a module of this package with `ENVIRONMENT_VARIABLE` (one of OFF_WORDS there turns it off for the
+process), `enabled()`, `switched(on)` (a block with it on or off) and `status()` (what is in place, and why a
+part is unavailable). A lever that replaces torch's or executorch's code is pinned to the source it was written
+for (internals.PINNED_SOURCES) and switches itself off, loudly, on any other. `workbench doctor` lists them all;
+tests/test_speed_levers.py checks the whole catalogue gives the same results with each one on and off.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from . import collector_pause, decomposition_cache, pass_construction, warm_parent
+
+LEVERS = {
+    "decomposition_cache": decomposition_cache,  # torch.export's registry work once per process
+    "pass_construction": pass_construction,  # executorch's passes without an empty GraphModule each
+    "collector_pause": collector_pause,  # the garbage collector paused during a case, run once after it
+    "warm_parent": warm_parent,  # forked case processes start from a parent that has lowered a few cases
+}
+
+
+def names() -> list[str]:
+    return list(LEVERS)
+
+
+def install() -> None:
+    """Put every lever in its switch's position, once the stack is imported and before any fork."""
+    pass_construction.install()
+    decomposition_cache.install()  # last: it freezes what is alive, so forks inherit it
+
+
+@contextlib.contextmanager
+def switched(on: bool, only=None):
+    """Every lever (or those named in `only`) on or off for the block."""
+    chosen = names() if only is None else list(only)
+    unknown = [name for name in chosen if name not in LEVERS]
+    if unknown:
+        raise ValueError(f"unknown speed lever(s) {unknown}; the levers are {names()}")
+    with contextlib.ExitStack() as stack:
+        for name in chosen:
+            stack.enter_context(LEVERS[name].switched(on))
+        yield
+
+
+def case_scope():
+    """What a case's stages run inside (the collector pause)."""
+    return collector_pause.case_scope()
+
+
+def status() -> dict:
+    """name -> the lever's status, with its environment variable."""
+    return {name: {**module.status(), "environment_variable": module.ENVIRONMENT_VARIABLE}
+            for name, module in LEVERS.items()}
