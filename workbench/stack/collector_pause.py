@@ -30,11 +30,7 @@ ENVIRONMENT_VARIABLE = "WORKBENCH_COLLECTOR_PAUSE"
 _counts = {"cases": 0}
 
 
-def _apply() -> None:
-    pass  # nothing is installed: the pause happens per case, in case_scope
-
-
-_switch = Switch(ENVIRONMENT_VARIABLE, _apply)
+_switch = Switch(ENVIRONMENT_VARIABLE)  # nothing to install: it acts where a case runs
 switched = _switch.switched
 
 

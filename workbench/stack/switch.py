@@ -10,13 +10,13 @@ OFF_WORDS = ("0", "false", "off", "no")
 
 
 class Switch:
-    """On unless `environment_variable` says one of OFF_WORDS; `apply()` puts the lever in the switch's position
-    whenever it changes. Process-wide, not per thread."""
+    """On unless `environment_variable` says one of OFF_WORDS; `apply()`, for a lever that installs something,
+    puts it in the switch's position whenever it changes. Process-wide, not per thread."""
 
-    def __init__(self, environment_variable: str, apply: Callable[[], None]):
+    def __init__(self, environment_variable: str, apply: Callable[[], None] | None = None):
         self.environment_variable = environment_variable
         self.on = os.environ.get(environment_variable, "1").strip().lower() not in OFF_WORDS
-        self._apply = apply
+        self._apply = apply or (lambda: None)
 
     @contextlib.contextmanager
     def switched(self, on: bool):

@@ -32,11 +32,7 @@ WARM_UP_CASES = (("add", "float32", "TOSA-1.0+FP"), ("add", "int32", "TOSA-1.0+I
 _state: dict = {"warmed": False, "seconds": None, "failures": []}
 
 
-def _apply() -> None:
-    pass  # nothing is installed: warming happens when a caller asks, before it forks
-
-
-_switch = Switch(ENVIRONMENT_VARIABLE, _apply)
+_switch = Switch(ENVIRONMENT_VARIABLE)  # nothing to install: it acts before a pool forks
 switched = _switch.switched
 
 
