@@ -76,7 +76,7 @@ PYTEST_TIMEOUT_S = 1200
 
 # The levers that act within this process, each also timed alone off in section 1 (warm_parent acts on forked
 # sweep workers only: section 10).
-IN_PROCESS_LEVERS = ("decomposition_cache", "pass_construction", "collector_pause")
+IN_PROCESS_LEVERS = ("decomposition_cache", "pass_construction", "decomposition_tables", "rng_placeholders")
 
 
 # -- the same work done by hand ------------------------------------------------------------------------------------
@@ -753,8 +753,10 @@ METHOD = [
     "  on the delegate and a value comparison (`benchmarks/run.py: raw_case`). They run with every lever off.",
     "- The speed levers (`workbench.stack.levers`): decomposition_cache (torch.export's decomposition-table work",
     "  once per process), pass_construction (executorch's passes built without an empty GraphModule each),",
-    "  collector_pause (the garbage collector paused during a case's stages), warm_parent (sweep workers forked",
-    "  from a parent that has lowered a few cases; section 10 only). Sweeps and the explorer run with all on.",
+    "  decomposition_tables (executorch's default table and torch's split of a table, once per registry state),",
+    "  rng_placeholders (the rng tracker's empty placeholders made without fake tensors), warm_parent (sweep",
+    "  workers forked from a parent that has lowered a few cases; section 10 only). Sweeps and the explorer run",
+    "  with all on.",
     "- Sweeps: `workbench.sweep` on a fresh cache folder per worker count; its workers are forked from this",
     "  process, one per (operator, dtype) group. The warm-cache rows repeat the 2-worker sweep on its folder.",
     "- Explorer: `Explorer(threaded=False)` driven in this process. Run to the first tab is the Run button's click",

@@ -184,7 +184,7 @@ def stage_shares(table: Table, config: Settings) -> None:
         if stage == "lower":
             lower_rows(table, found, totals[stage], wall, runs)
     outside = wall - sum(totals.values())
-    table.add(6, Row("share: outside the stages (run_case's own work, the collector after a case)",
+    table.add(6, Row("share: outside the stages (run_case's own work)",
                      seconds(outside / runs), "", f"{outside / wall:.0%}"))
 
 

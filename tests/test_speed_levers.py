@@ -1,7 +1,6 @@
 """The speed levers (workbench/stack/levers.py): each one's switch and guard, and the whole catalogue giving the
 same outcome, partition decisions and TOSA flatbuffers with each lever on and off."""
 
-import gc
 import json
 import os
 import subprocess
@@ -13,7 +12,8 @@ import pytest
 import workbench
 from invariants import assert_consistent, comparable
 from workbench import catalogue
-from workbench.stack import collector_pause, internals, levers, pass_construction, warm_parent
+from workbench.stack import (decomposition_tables, internals, levers, pass_construction, rng_placeholders,
+                             warm_parent)
 from workbench.stack import loader as _stack
 
 
@@ -33,29 +33,18 @@ def export_pass_init():
 
 def test_every_lever_is_listed_with_its_environment_variable_and_is_on_by_default():
     status = levers.status()
-    assert list(status) == levers.names() == ["decomposition_cache", "pass_construction", "collector_pause",
-                                              "warm_parent"]
+    assert list(status) == levers.names() == ["decomposition_cache", "pass_construction", "decomposition_tables",
+                                              "rng_placeholders", "warm_parent"]
     assert {s["environment_variable"] for s in status.values()} == {
-        "WORKBENCH_DECOMPOSITION_CACHE", "WORKBENCH_PASS_CONSTRUCTION", "WORKBENCH_COLLECTOR_PAUSE",
-        "WORKBENCH_WARM_PARENT"}
+        "WORKBENCH_DECOMPOSITION_CACHE", "WORKBENCH_PASS_CONSTRUCTION", "WORKBENCH_DECOMPOSITION_TABLES",
+        "WORKBENCH_RNG_PLACEHOLDERS", "WORKBENCH_WARM_PARENT"}
     assert all(s["enabled"] for s in status.values())
 
 
 def test_an_unknown_lever_name_is_refused_with_the_names():
-    with pytest.raises(ValueError, match="collector_pause"):
-        with levers.switched(False, only=["collector_paws"]):
+    with pytest.raises(ValueError, match="rng_placeholders"):
+        with levers.switched(False, only=["rng_placeholder"]):
             pass
-
-
-def test_switched_off_puts_executorch_own_pass_constructor_back():
-    own = pass_construction._originals["__init__"]
-    assert export_pass_init() is pass_construction._init
-    with levers.switched(False, only=["pass_construction"]):
-        assert export_pass_init() is own
-        with levers.switched(True):
-            assert export_pass_init() is pass_construction._init
-        assert export_pass_init() is own
-    assert export_pass_init() is pass_construction._init
 
 
 PROBE = """
@@ -79,61 +68,70 @@ def test_the_environment_variable_sets_the_default(value, on):
     assert json.loads(done.stdout.strip().splitlines()[-1]) == {"enabled": on, "ours": on}
 
 
-def test_a_changed_executorch_source_switches_the_pass_lever_off_loudly(monkeypatch):
-    own = pass_construction._originals["__init__"]
-    pinned = dict(internals.PINNED_SOURCES["pass_construction"])
-    pinned["executorch.exir.pass_base._ExportPassBase.__init__"] = "0" * 16
-    monkeypatch.setitem(internals.PINNED_SOURCES, "pass_construction", pinned)
-    monkeypatch.setattr(pass_construction, "_usable", {})
+def replaced_functions():
+    """lever -> (its pinned part, one pinned function, what is in place now, the lever's own and the stack's own)."""
+    from executorch.exir import tracer
+    from torch._decomp import decompositions_for_rng as rng
+
+    return {
+        "pass_construction": ("pass_construction", "executorch.exir.pass_base._ExportPassBase.__init__",
+                              export_pass_init, pass_construction._init,
+                              lambda: pass_construction._originals["__init__"]),
+        "decomposition_tables": ("tables", "executorch.exir.tracer._default_decomposition_table",
+                                 lambda: tracer._default_decomposition_table,
+                                 decomposition_tables._default_decomposition_table,
+                                 lambda: decomposition_tables._originals["executorch.exir.tracer",
+                                                                         "_default_decomposition_table"]),
+        "rng_placeholders": ("rng_placeholders", "torch._decomp.decompositions_for_rng.PhiloxState.reset",
+                             lambda: rng.PhiloxState.reset, rng_placeholders._reset,
+                             lambda: rng_placeholders._originals["reset"]),
+    }
+
+
+@pytest.mark.parametrize("lever", ["pass_construction", "decomposition_tables", "rng_placeholders"])
+def test_switched_off_puts_the_stack_own_function_back(lever):
+    _, _, in_place, ours, own = replaced_functions()[lever]
+    assert in_place() is ours
+    with levers.switched(False, only=[lever]):
+        assert in_place() is own()
+        with levers.switched(True):
+            assert in_place() is ours
+        assert in_place() is own()
+    assert in_place() is ours
+
+
+@pytest.mark.parametrize("lever", ["pass_construction", "decomposition_tables", "rng_placeholders"])
+def test_a_changed_source_switches_a_lever_off_loudly(lever, monkeypatch):
+    part, dotted, in_place, ours, own = replaced_functions()[lever]
+    module = levers.LEVERS[lever]
+    pinned = dict(internals.PINNED_SOURCES[part])
+    pinned[dotted] = "0" * 16
+    monkeypatch.setitem(internals.PINNED_SOURCES, part, pinned)
+    monkeypatch.setattr(module, "_usable", {})
     internals.forget()
     try:
-        with pytest.warns(internals.StackWarning, match="pass_construction"):
-            with levers.switched(True, only=["pass_construction"]):
-                assert export_pass_init() is own
-                assert "not the source" in pass_construction.status()["unavailable"][0]
+        with pytest.warns(internals.StackWarning, match=part):
+            with levers.switched(True, only=[lever]):
+                assert in_place() is own()
+                assert "not the source" in module.status()["unavailable"][0]
     finally:
         internals.forget()
     monkeypatch.undo()
-    with levers.switched(True, only=["pass_construction"]):
-        assert export_pass_init() is pass_construction._init
+    with levers.switched(True, only=[lever]):
+        assert in_place() is ours
 
 
 def test_the_installed_stack_is_the_one_the_levers_were_written_for():
     # Fails after an executorch or torch upgrade: re-read the functions in internals.PINNED_SOURCES.
-    assert internals.pinned_source_differences("pass_construction") == []
-    assert pass_construction.status()["unavailable"] == []
+    assert {part: internals.pinned_source_differences(part) for part in internals.LEVER_PARTS} == {
+        part: [] for part in internals.LEVER_PARTS}
+    assert all(lever["unavailable"] in ([], {}) for lever in levers.status().values())
 
 
 def test_the_shared_empty_module_stays_empty_through_lowerings():
     result = workbench.run_case("cumsum", "float32", "TOSA-1.0+FP")
     assert result.outcome.value == "delegated"
     assert pass_construction.pristine() and pass_construction.status()["pristine"]
-
-
-def test_the_collector_is_paused_inside_a_case_and_left_alone_when_someone_else_paused_it():
-    with collector_pause.case_scope():
-        assert not gc.isenabled()
-    assert gc.isenabled()
-    with levers.switched(False, only=["collector_pause"]):
-        with collector_pause.case_scope():
-            assert gc.isenabled()
-    gc.disable()
-    try:
-        before = collector_pause.status()["cases"]
-        with collector_pause.case_scope():
-            assert not gc.isenabled()
-        assert not gc.isenabled() and collector_pause.status()["cases"] == before
-    finally:
-        gc.enable()
-
-
-def test_a_case_that_fails_still_gives_the_collector_back():
-    with pytest.raises(RuntimeError):
-        with collector_pause.case_scope():
-            raise RuntimeError("a stage failed")
-    assert gc.isenabled()
-    assert workbench.run_case("cumsum", "int64", "TOSA-1.1+INT+int64").outcome.value == "lowering_error"
-    assert gc.isenabled()
 
 
 def test_the_parent_warms_once_and_a_failing_warm_up_case_is_reported_not_raised(monkeypatch):
@@ -179,13 +177,104 @@ def test_a_sweep_gives_the_same_results_from_a_warm_and_a_cold_parent():
     assert {row[3] for row in seen["1"]} >= {"delegated", "fallback", "lowering_error"}
 
 
+# --- decomposition_tables and rng_placeholders -------------------------------------------------------------------
+
+
+def default_tables():
+    """(executorch's own default table, fresh; the lever's copy)."""
+    own = replaced_functions()["decomposition_tables"][4]()
+    return own(), decomposition_tables._default_decomposition_table()
+
+
+def same_decomposition(op, a, b) -> bool:
+    from workbench.stack import decomposition_cache
+
+    return a is b or decomposition_cache._identity(op, a) == decomposition_cache._identity(op, b)
+
+
+def test_the_default_table_copy_is_executorch_own_table_and_stays_untouched_by_its_users():
+    fresh, copied = default_tables()
+    assert type(copied) is type(fresh) and copied.has_materialized == fresh.has_materialized is False
+    assert copied.deleted_custom_ops == fresh.deleted_custom_ops and copied.deleted_custom_ops
+    assert list(copied.decomp_table) == list(fresh.decomp_table)
+    assert all(same_decomposition(op, copied.decomp_table[op], fn) for op, fn in fresh.decomp_table.items())
+    first = next(iter(copied.decomp_table))
+    copied.pop(first)  # what executorch does to the table it gets
+    copied.materialize()
+    again = decomposition_tables._default_decomposition_table()
+    assert first in again.decomp_table and not again.has_materialized
+    assert list(again.decomp_table) == list(fresh.decomp_table)
+
+
+def split_both_ways(table: dict):
+    import torch.export.exported_program as exported_program
+
+    own = decomposition_tables._originals["torch.export.exported_program",
+                                          "_split_decomp_table_to_cia_and_python_decomp"]
+    theirs_table, ours_table = dict(table), dict(table)
+    theirs = own(theirs_table)
+    assert exported_program._split_decomp_table_to_cia_and_python_decomp is decomposition_tables._split
+    ours = exported_program._split_decomp_table_to_cia_and_python_decomp(ours_table)
+    return theirs, ours, theirs_table, ours_table
+
+
+def assert_same_split(table: dict):
+    (theirs_cia, theirs_rest), (ours_cia, ours_rest), theirs_table, ours_table = split_both_ways(table)
+    assert list(ours_cia.items()) == list(theirs_cia.items())
+    assert list(ours_rest.items()) == list(theirs_rest.items()) and list(ours_table) == list(theirs_table)
+    return ours_cia
+
+
+def test_the_split_is_torch_own_split_for_the_tables_a_lowering_uses_and_a_new_cia_operator():
+    import torch
+
+    before = decomposition_tables.status()["split_hits"]
+    for _ in range(2):  # the second time from memory
+        table = decomposition_tables._default_decomposition_table()
+        materialized = table.materialize()
+        assert_same_split(materialized)
+        assert_same_split({})
+        some = dict(list(materialized.items())[::3])  # another table: its own entry
+        assert_same_split(some)
+    assert decomposition_tables.status()["split_hits"] > before
+
+    library = torch.library.Library("workbench_split_test", "DEF")
+    try:
+        library.define("twice(Tensor x) -> Tensor")
+        library.impl("twice", lambda x: x + x, "CompositeImplicitAutograd")
+        new = torch.ops.workbench_split_test.twice.default
+        cia = assert_same_split(decomposition_tables._default_decomposition_table().materialize())
+        assert new in cia  # a CIA operator no table names is preserved: the registry change was seen
+    finally:
+        library._destroy()
+    assert new not in assert_same_split(decomposition_tables._default_decomposition_table().materialize())
+
+
+def test_the_rng_placeholders_are_plain_empty_tensors_unless_rng_ops_are_functionalized(monkeypatch):
+    import torch
+    import torch._functorch.config as functorch_config
+    from torch._decomp.decompositions_for_rng import PhiloxState
+    from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
+
+    with FakeTensorMode():
+        state = PhiloxState()
+    assert type(state.seed) is torch.Tensor and state.seed.numel() == 0 and state.base_offset is state.seed
+    assert (state.relative_offset, state.offset_advanced_at_least_once) == (0, False)
+    with pytest.raises(AssertionError, match="must not be empty"):
+        state.validate_state()
+    monkeypatch.setattr(functorch_config, "functionalize_rng_ops", True)
+    with FakeTensorMode():
+        state = PhiloxState()
+    assert isinstance(state.seed, FakeTensor)  # torch's own reset, inside the trace's mode
+
+
 # --- the whole catalogue ------------------------------------------------------------------------------------------
 
 PROFILES = ("TOSA-1.0+INT", "TOSA-1.0+FP")
 OPERATORS = catalogue.names()
 # In the order they are switched off along the chain: the decomposition cache last, since a state without it is
 # the slowest by far and this way only one state lacks it.
-IN_PROCESS = ("collector_pause", "pass_construction", "decomposition_cache")
+IN_PROCESS = ("rng_placeholders", "decomposition_tables", "pass_construction", "decomposition_cache")
 
 
 def lever_states():

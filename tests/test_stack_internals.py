@@ -77,8 +77,8 @@ def test_doctor_lists_versions_backend_hooks_and_the_speed_levers(fresh_verdicts
     names = {hook["name"]: hook["status"] for hook in found["hooks"]}
     assert len(names) == len(internals.HOOKS) and set(names.values()) == {"ok"}
     assert any("_rejected_nodes" in name for name in names)
-    assert set(found["speed_levers"]) == {"decomposition_cache", "pass_construction", "collector_pause",
-                                          "warm_parent"}
+    assert set(found["speed_levers"]) == {"decomposition_cache", "pass_construction", "decomposition_tables",
+                                          "rng_placeholders", "warm_parent"}
     assert all(lever["enabled"] and lever["why"].startswith("on") for lever in found["speed_levers"].values())
     assert found["speed_levers"]["decomposition_cache"]["installed"]
     assert found["speed_levers"]["pass_construction"]["installed"]

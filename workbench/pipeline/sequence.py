@@ -14,7 +14,6 @@ from ..core.errors import WorkbenchError
 from ..core.failures import error_info
 from ..core.outcomes import FAILURE_NUMERICS, FAILURE_OUTCOME, Numerics, Outcome
 from ..core.records import ErrorInfo
-from ..stack import levers
 from ..stages import compare, eager, export, lower, quantize, reference
 
 # What a case does once, whatever the profile: it ends in a torch.export program (or an export_error).
@@ -32,11 +31,6 @@ def run_stages(stages, state, observe) -> ErrorInfo | None:
     case's failure but the caller's or the installation's (an Arm backend checkout that does not import, a
     private name of the stack the workbench cannot do without): it is raised.
     """
-    with levers.case_scope():  # a speed lever: the garbage collector paused while the stages run
-        return _run_in_order(stages, state, observe)
-
-
-def _run_in_order(stages, state, observe) -> ErrorInfo | None:
     for stage in stages:
         if hasattr(stage, "applies") and not stage.applies(state):
             continue

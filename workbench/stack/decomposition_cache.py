@@ -2,8 +2,8 @@
 
 Why
 ---
-A lowering calls `ExportedProgram.run_decompositions` three times (executorch's `to_edge_transform_and_lower`),
-and most of each call is work that depends only on the operator registry, never on the model:
+A lowering calls `ExportedProgram.run_decompositions` three times (executorch's `to_edge_transform_and_lower`);
+most of each call was work that depends only on the operator registry, never on the model:
 
 * `torch._export.utils._collect_all_valid_cia_ops` lists the functional CompositeImplicitAutograd (CIA)
   operators of every `torch.ops` namespace. It runs five times per lowering, and each run re-materializes every
@@ -11,11 +11,9 @@ and most of each call is work that depends only on the operator registry, never 
 * `torch.export.exported_program._override_composite_implicit_decomp` installs, for the trace, about twenty
   Python kernels on each of those ~560 operators and removes them afterwards. The kernels are needed; the cost
   is not: each `OperatorBase.py_impl(key)(fn)` and `register_op_impl(op)(fn)` defines a decorator whose
-  annotations (`Callable[_P, _T]`) Python evaluates on every call, some 12,000 times a run: about 55 ms a run
-  instead of 10.
+  annotations Python evaluates on every call, some 12,000 times a run: about 55 ms a run instead of 10.
 * The cyclic garbage collector walks the whole imported stack (some 500,000 objects) in each full collection,
   about 0.3 s each, and a warm one-operator case triggered one most of the time.
-
 Together they were over two thirds of a warm one-operator case.
 
 What this module changes, and why the results stay identical
@@ -33,8 +31,8 @@ What this module changes, and why the results stay identical
    A new operator (`torch.library`, a library loaded on import, executorch's EDGE_DO_NOT_DECOMP copies), an
    extra overload, a new Python kernel or a destroyed library changes the fingerprint, and the next call
    recomputes. The fingerprint is taken after computing, because the computation itself materializes operators;
-   once that is done, a repeat changes nothing. It costs under a millisecond. Callers get a new set each time
-   (torch's `_split_decomp_table_to_cia_and_python_decomp` removes items from what it gets).
+   once that is done, a repeat changes nothing. It costs about a millisecond. Callers get a new set each time
+   (torch's split of a decomposition table removes items from what it gets).
 2. `_override_composite_implicit_decomp` is replaced by the same code with those two registration helpers
    written inline: the same kernels, installed under the same conditions and in the same order, the same restore
    on exit. Only the decorator objects are no longer built. And what it installs on an operator is remembered
@@ -50,16 +48,14 @@ What this module changes, and why the results stay identical
 
 1 and 2 are installed only while the installed torch's source of every function they reproduce or rely on is the
 text they were checked against (`internals.PINNED_SOURCES`); any other torch keeps its own behaviour, a warning
-says so once, and `status()` and `workbench doctor` say why. The whole-catalogue test (tests/test_speed_levers.py) checks that outcomes, partition decisions
-and TOSA flatbuffers are identical with the switch on and off.
+says so once, and `status()` and `workbench doctor` say why. tests/test_speed_levers.py checks that outcomes,
+partition decisions and TOSA flatbuffers of the whole catalogue are identical with the switch on and off.
 
 The switch
 ----------
-On by default. `WORKBENCH_DECOMPOSITION_CACHE=0` (or `false`, `off`, `no`) in the environment turns it off for
-the process. `enabled()` tells whether it is on; `with switched(False): ...` turns it off for a block (and
-`switched(True)` on), then puts back what was before. Off means torch's own functions back in place (the very
-objects it shipped) and the frozen objects back in the collector's care. The switch is process-wide, not per
-thread.
+On by default; `WORKBENCH_DECOMPOSITION_CACHE=0` (or `false`, `off`, `no`) turns it off for the process,
+`with switched(False): ...` for a block. Off means torch's own functions back in place (the very objects it
+shipped) and the frozen objects back in the collector's care. The switch is process-wide, not per thread.
 
 The workbench calls `install()` when it loads executorch's Arm backend (`loader.arm()`): it fills the memo and
 freezes, so the processes that sweeps and isolated cases fork afterwards start with both.
@@ -80,7 +76,6 @@ ENVIRONMENT_VARIABLE = "WORKBENCH_DECOMPOSITION_CACHE"
 _COLLECTOR_HOMES = ("torch._export.utils", "torch.export.exported_program", "torch.export.decomp_utils")
 _OVERRIDE_HOME = "torch.export.exported_program"
 
-
 _originals: dict = {}  # (module name, attribute) -> torch's own function, saved before it is first replaced
 _usable: dict[str, bool] = {}  # "memo"/"override" -> whether the installed torch is the one checked against
 _why_not: dict[str, list[str]] = {}
@@ -90,16 +85,12 @@ _heap = {"frozen": False}  # whether this module froze the objects alive at inst
 
 
 def enabled() -> bool:
-    """Whether the cache is on: the environment's default, or the innermost `switched` block."""
     return _switch.on
 
 
 def install() -> None:
-    """Put torch in the switch's position; when on, fill the memo and freeze the stack's objects.
-
-    Called once the stack is imported (`loader.arm()`) and before any process is forked from this one, so the
-    forks inherit both.
-    """
+    """Put torch in the switch's position; when on, fill the memo and freeze the stack's objects. Called once the
+    stack is imported (`loader.arm()`) and before any process is forked from this one, so the forks inherit both."""
     _apply(freeze=False)
     warm()
     _apply_to_heap(again=True)
@@ -116,6 +107,13 @@ def warm() -> None:
         import torch._export.utils as export_utils
 
         export_utils._collect_all_valid_cia_ops()
+
+
+def registry_state():
+    """The registry fingerprint the memo last computed or confirmed (the state its latest call saw; the same object
+    for as long as the state is the same), or None while the memo is not in effect. decomposition_tables.py keys
+    on it right after calling `_collect_all_valid_cia_ops`."""
+    return _memo.get("fingerprint") if _replaced(_OVERRIDE_HOME, "_collect_all_valid_cia_ops") else None
 
 
 def status() -> dict:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..core.errors import StackError
+from .pinned_sources import LEVER_PARTS, PINNED_SOURCES
 from .versions import versions
 
 OK = "ok"
@@ -126,38 +127,6 @@ def _probe_pinned(part: str) -> Callable[[], str]:
     return probe
 
 
-# What the speed levers reproduce or rely on, pinned to the sha256 (first 16 hex digits) of `inspect.getsource` they
-# were checked against, per part: the decomposition memo's fingerprint covers what "memo" reads; its override
-# reproduces "override"; pass_construction.py reproduces ExportPass.__init__ and relies on how the rest of
-# "pass_construction" uses an interpreter's module.
-PINNED_SOURCES = {
-    "memo": {
-        "torch._export.utils._collect_all_valid_cia_ops": "1d09a99ea79bd377",
-        "torch._export.utils._collect_all_valid_cia_ops_for_namespace": "c26d5cd619830773",
-        "torch._export.utils._materialize_cpp_cia_ops": "51472f6b4e2c3782",
-        "torch._export.utils._is_preservable_cia_op": "00d78e92c3d6d9f6",
-        "torch._export.utils._is_cia_op": "4588c37719fb8356",
-        "torch._export.utils._check_valid_to_preserve": "a225772212a823aa",
-        "torch._decomp._should_decompose_because_unsafe_op": "f106d112e31ab459",
-        "torch._ops.OpOverloadPacket.op_overloads": "92f110a2bf6ca938",
-    },
-    "override": {
-        "torch.export.exported_program._override_composite_implicit_decomp": "4422dc79d0792af7",
-        "torch._ops.OperatorBase.py_impl": "8173bd205b783783",
-        "torch._subclasses.fake_impls.register_op_impl": "405e93300718a185",
-        "torch._export.utils._get_decomp_for_cia": "3ae30c72c7d7bce2",
-        "torch._higher_order_ops.utils.autograd_not_implemented": "5cd89d9f69d7a773",
-    },
-    "pass_construction": {
-        "executorch.exir.pass_base._ExportPassBase.__init__": "1afada6089433ecd",
-        "executorch.exir.pass_base._ExportPassBase._fx": "d21aacbb5c107fba",
-        "torch.fx.interpreter.Interpreter.__init__": "4b5513d8b713b8e6",
-        "torch.fx.interpreter.Interpreter.call_function": "fb396d3a46b3242c",
-        "torch.fx.interpreter.Interpreter.call_method": "e729261aa48179b6",
-    },
-}
-LEVER_PARTS = {"memo": "the decomposition cache's memo", "override": "the decomposition cache's faster override",
-               "pass_construction": "passes built over one shared empty GraphModule"}
 
 HOOKS: dict[str, Hook] = {h.key: h for h in (
     Hook("reasons", "executorch.exir.backend.utils.WhyNoPartitionReporter._rejected_nodes",

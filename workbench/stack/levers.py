@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import contextlib
 
-from . import collector_pause, decomposition_cache, pass_construction, warm_parent
+from . import decomposition_cache, decomposition_tables, pass_construction, rng_placeholders, warm_parent
 
 LEVERS = {
     "decomposition_cache": decomposition_cache,  # torch.export's registry work once per process
     "pass_construction": pass_construction,  # executorch's passes without an empty GraphModule each
-    "collector_pause": collector_pause,  # the garbage collector paused during a case, run once after it
+    "decomposition_tables": decomposition_tables,  # decomposition tables built and split once per registry state
+    "rng_placeholders": rng_placeholders,  # the rng tracker's placeholders made without fake tensors
     "warm_parent": warm_parent,  # forked case processes start from a parent that has lowered a few cases
 }
 
@@ -28,6 +29,8 @@ def names() -> list[str]:
 def install() -> None:
     """Put every lever in its switch's position, once the stack is imported and before any fork."""
     pass_construction.install()
+    decomposition_tables.install()
+    rng_placeholders.install()
     decomposition_cache.install()  # last: it freezes what is alive, so forks inherit it
 
 
@@ -42,11 +45,6 @@ def switched(on: bool, only=None):
         for name in chosen:
             stack.enter_context(LEVERS[name].switched(on))
         yield
-
-
-def case_scope():
-    """What a case's stages run inside (the collector pause)."""
-    return collector_pause.case_scope()
 
 
 def status() -> dict:

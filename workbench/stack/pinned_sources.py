@@ -1,0 +1,64 @@
+"""What the speed levers reproduce or rely on in torch and executorch, pinned to the sha256 (first 16 hex digits)
+of `inspect.getsource` they were checked against, per part. `internals.pinned_source_differences(part)` compares
+the installed source with these, and a part whose source differs stays off (its `lever_<part>` hook says why).
+
+- "memo": what the decomposition memo's fingerprint covers (decomposition_cache.py);
+- "override": what its override reproduces;
+- "pass_construction": ExportPass.__init__, reproduced, and how the rest uses an interpreter's module;
+- "tables": the decomposition tables memoised (decomposition_tables.py): executorch's default table, the layout of
+  torch's CustomDecompTable it copies, what builds the table, and the split it memoises with what that reads;
+- "rng_placeholders": the rng tracker's reset and every function that reads what it sets (rng_placeholders.py).
+"""
+
+PINNED_SOURCES = {
+    "memo": {
+        "torch._export.utils._collect_all_valid_cia_ops": "1d09a99ea79bd377",
+        "torch._export.utils._collect_all_valid_cia_ops_for_namespace": "c26d5cd619830773",
+        "torch._export.utils._materialize_cpp_cia_ops": "51472f6b4e2c3782",
+        "torch._export.utils._is_preservable_cia_op": "00d78e92c3d6d9f6",
+        "torch._export.utils._is_cia_op": "4588c37719fb8356",
+        "torch._export.utils._check_valid_to_preserve": "a225772212a823aa",
+        "torch._decomp._should_decompose_because_unsafe_op": "f106d112e31ab459",
+        "torch._ops.OpOverloadPacket.op_overloads": "92f110a2bf6ca938",
+    },
+    "override": {
+        "torch.export.exported_program._override_composite_implicit_decomp": "4422dc79d0792af7",
+        "torch._ops.OperatorBase.py_impl": "8173bd205b783783",
+        "torch._subclasses.fake_impls.register_op_impl": "405e93300718a185",
+        "torch._export.utils._get_decomp_for_cia": "3ae30c72c7d7bce2",
+        "torch._higher_order_ops.utils.autograd_not_implemented": "5cd89d9f69d7a773",
+    },
+    "pass_construction": {
+        "executorch.exir.pass_base._ExportPassBase.__init__": "1afada6089433ecd",
+        "executorch.exir.pass_base._ExportPassBase._fx": "d21aacbb5c107fba",
+        "torch.fx.interpreter.Interpreter.__init__": "4b5513d8b713b8e6",
+        "torch.fx.interpreter.Interpreter.call_function": "fb396d3a46b3242c",
+        "torch.fx.interpreter.Interpreter.call_method": "e729261aa48179b6",
+    },
+    "tables": {
+        "executorch.exir.tracer._default_decomposition_table": "e59f18ff03bf06dc",
+        "torch.export.exported_program.default_decompositions": "04bad0c5cb51e8c8",
+        "torch.export.decomp_utils.CustomDecompTable.__init__": "b4531eec7cd0b420",
+        "torch.export.decomp_utils.CustomDecompTable.copy": "d3cf90790ae23a1b",
+        "torch._decomp._core_aten_decompositions_post_autograd": "006709b8dd4403f0",
+        "torch._decomp.get_decompositions": "4bc9d7cac8a0a540",
+        "torch.export.exported_program._split_decomp_table_to_cia_and_python_decomp": "a4ccae438dfcc5df",
+        "torch.export.exported_program.ExportedProgram.run_decompositions": "c74cbc17d3874021",
+        "torch._export.utils._is_preservable_cia_op": "00d78e92c3d6d9f6",
+        "torch._export.utils._is_cia_op": "4588c37719fb8356",
+    },
+    "rng_placeholders": {
+        "torch._decomp.decompositions_for_rng.PhiloxState.reset": "2c6900bfe0208586",
+        "torch._decomp.decompositions_for_rng.PhiloxState.validate_state": "f2d1639420decd71",
+        "torch._decomp.decompositions_for_rng.PhiloxState.get_state_as_tuple": "90253bbf825a8eb5",
+        "torch._decomp.decompositions_for_rng.PhiloxState.get_state_as_tensor": "b2fc9e87e88935ae",
+        "torch._decomp.decompositions_for_rng.PhiloxStateTracker.get_updated_fwd_offset": "5c37da00fca545f9",
+        "torch._decomp.decompositions_for_rng.PhiloxStateTracker.get_updated_bwd_offset": "e14c1afcd2b768a7",
+        "torch._functorch._aot_autograd.graph_capture_wrappers.create_functionalized_rng_ops_wrapper":
+            "52a1379cc6f7ab74",
+    },
+}
+LEVER_PARTS = {"memo": "the decomposition cache's memo", "override": "the decomposition cache's faster override",
+               "pass_construction": "passes built over one shared empty GraphModule",
+               "tables": "decomposition tables built and split once per registry state",
+               "rng_placeholders": "the rng tracker's placeholders made without fake tensors"}

@@ -1,0 +1,92 @@
+"""AOT tracing's random-number tracker reset without making fake tensors.
+
+Why
+---
+Every trace through AOT autograd (three per lowering, in `run_decompositions`) enters and leaves
+`PhiloxStateTracker`, and each time it resets three `PhiloxState`s, each making two empty tensors with
+`torch.tensor(())`. Inside the trace a FakeTensorMode is active, so each of those twelve tensors per trace goes
+through fake-tensor conversion (meta tensor, storage mapping): some 13 ms of a warm one-operator case (about
+190 ms).
+
+What changes, and why results stay identical
+--------------------------------------------
+`PhiloxState.reset` is replaced by the same four assignments with one empty tensor made once per process, when
+torch's `functionalize_rng_ops` setting is off (its default, and how export traces); with it on, torch's own
+`reset` runs. The tensors it sets are placeholders: the only code that reads them (`validate_state`,
+`get_state_as_tuple`, `get_state_as_tensor`, `get_updated_fwd_offset`, `get_updated_bwd_offset`) runs only
+inside `create_functionalized_rng_ops_wrapper`, which AOT autograd uses only when `functionalize_rng_ops` is on,
+and that wrapper records real state before reading it. Those functions and `reset` are pinned
+(internals.PINNED_SOURCES["rng_placeholders"]); on any other source torch's own `reset` stays, a warning says so
+once, and `workbench doctor` says why.
+
+`WORKBENCH_RNG_PLACEHOLDERS=0` turns it off for the process; `switched(False)` for a block.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+
+from . import internals
+from .switch import Switch
+
+ENVIRONMENT_VARIABLE = "WORKBENCH_RNG_PLACEHOLDERS"
+_HOME = "torch._decomp.decompositions_for_rng"
+_originals: dict = {}  # "reset" -> torch's own PhiloxState.reset
+_usable: dict = {}  # "checked" -> whether the pinned sources match; "why_not" -> what differs
+
+
+def _apply() -> None:
+    if not (_switch.on or _originals):
+        return  # off and never replaced anything: nothing to put back
+    state_class = importlib.import_module(_HOME).PhiloxState
+    if "reset" not in _originals:
+        _originals["reset"] = state_class.reset
+        internals.remember_original(f"{_HOME}.PhiloxState.reset", state_class.reset)
+    if "checked" not in _usable:
+        reasons = internals.pinned_source_differences("rng_placeholders")
+        internals.status("lever_rng_placeholders")  # shown once, loudly, when a pinned source has changed
+        _usable.update(checked=not reasons, why_not=reasons)
+    if _switch.on and _usable["checked"]:
+        _empty_tensor()  # made here, outside any trace, so that it is a plain tensor
+    state_class.reset = _reset if _switch.on and _usable["checked"] else _originals["reset"]
+
+
+_switch = Switch(ENVIRONMENT_VARIABLE, _apply)
+switched = _switch.switched
+
+
+def enabled() -> bool:
+    return _switch.on
+
+
+def install() -> None:
+    """Put torch in the switch's position (called once the stack is imported)."""
+    _apply()
+
+
+@functools.lru_cache(maxsize=None)
+def _empty_tensor():
+    import torch
+
+    return torch.tensor(())
+
+
+def _reset(self) -> None:
+    # torch._decomp.decompositions_for_rng.PhiloxState.reset, with the placeholder made once.
+    import torch._functorch.config as functorch_config
+
+    if functorch_config.functionalize_rng_ops:
+        return _originals["reset"](self)
+    self.seed = _empty_tensor()
+    self.base_offset = _empty_tensor()
+    self.relative_offset = 0
+    self.offset_advanced_at_least_once = False
+
+
+def status() -> dict:
+    import sys
+
+    module = sys.modules.get(_HOME)
+    installed = module is not None and "reset" in _originals and module.PhiloxState.reset is _reset
+    return {"enabled": _switch.on, "installed": installed, "unavailable": list(_usable.get("why_not", []))}
