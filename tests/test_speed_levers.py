@@ -107,7 +107,7 @@ def test_a_changed_source_switches_a_lever_off_loudly(lever, monkeypatch):
     pinned = dict(internals.PINNED_SOURCES[part])
     pinned[dotted] = "0" * 16
     monkeypatch.setitem(internals.PINNED_SOURCES, part, pinned)
-    monkeypatch.setattr(module, "_usable", {})
+    monkeypatch.setattr(module, "_pinned", internals.PinnedPart(part))
     internals.forget()
     try:
         with pytest.warns(internals.StackWarning, match=part):
@@ -250,7 +250,7 @@ def test_the_split_is_torch_own_split_for_the_tables_a_lowering_uses_and_a_new_c
     assert new not in assert_same_split(decomposition_tables._default_decomposition_table().materialize())
 
 
-def test_the_rng_placeholders_are_plain_empty_tensors_unless_rng_ops_are_functionalized(monkeypatch):
+def test_the_rng_placeholders_are_plain_empty_tensors_unless_rng_ops_are_functionalized():
     import torch
     import torch._functorch.config as functorch_config
     from torch._decomp.decompositions_for_rng import PhiloxState
@@ -262,8 +262,7 @@ def test_the_rng_placeholders_are_plain_empty_tensors_unless_rng_ops_are_functio
     assert (state.relative_offset, state.offset_advanced_at_least_once) == (0, False)
     with pytest.raises(AssertionError, match="must not be empty"):
         state.validate_state()
-    monkeypatch.setattr(functorch_config, "functionalize_rng_ops", True)
-    with FakeTensorMode():
+    with functorch_config.patch(functionalize_rng_ops=True), FakeTensorMode():  # torch's own way to set it
         state = PhiloxState()
     assert isinstance(state.seed, FakeTensor)  # torch's own reset, inside the trace's mode
 

@@ -53,7 +53,7 @@ _SPLIT_HOME = "torch.export.exported_program"
 _SPLITS_KEPT = 16  # a lowering uses three tables; a few profiles' worth are kept
 
 _originals: dict = {}  # (module name, attribute) -> the function this replaced
-_usable: dict = {}  # "checked" -> whether the pinned sources match; "why_not" -> what differs
+_pinned = internals.PinnedPart("tables")
 _default_table: dict = {}  # "reads" -> what the table was built from; "table" -> the table as built
 _splits: list = []  # [(operators, registry state, split)], newest last
 _counts = {"table_hits": 0, "table_misses": 0, "split_hits": 0, "split_misses": 0}
@@ -62,19 +62,16 @@ _counts = {"table_hits": 0, "table_misses": 0, "split_hits": 0, "split_misses": 
 def _apply() -> None:
     if not (_switch.on or _originals):
         return  # off and never replaced anything: nothing to put back
-    if "checked" not in _usable:
-        reasons = internals.pinned_source_differences("tables")
-        internals.status("lever_tables")  # shown once, loudly, when a pinned source has changed
-        _usable.update(checked=not reasons, why_not=reasons)
     replacements = [(home, "_default_decomposition_table", _default_decomposition_table)
                     for home in _DEFAULT_TABLE_HOMES]
     replacements.append((_SPLIT_HOME, "_split_decomp_table_to_cia_and_python_decomp", _split))
-    for home, attribute, replacement in replacements:
-        module = importlib.import_module(home)
+    for home, attribute, _ in replacements:
         if (home, attribute) not in _originals:
-            _originals[home, attribute] = getattr(module, attribute)
+            _originals[home, attribute] = getattr(importlib.import_module(home), attribute)
             internals.remember_original(f"{home}.{attribute}", _originals[home, attribute])
-        setattr(module, attribute, replacement if _switch.on and _usable["checked"] else _originals[home, attribute])
+    use = _switch.on and _pinned.usable()  # checked against the originals, recorded first
+    for home, attribute, replacement in replacements:
+        setattr(importlib.import_module(home), attribute, replacement if use else _originals[home, attribute])
     if not _switch.on:
         _default_table.clear()
         _splits.clear()
@@ -99,7 +96,7 @@ def status() -> dict:
     module = sys.modules.get(_SPLIT_HOME)
     installed = module is not None and getattr(module, "_split_decomp_table_to_cia_and_python_decomp") is _split
     return {"enabled": _switch.on, "installed": installed, **_counts,
-            "unavailable": list(_usable.get("why_not", []))}
+            "unavailable": _pinned.why_not()}
 
 
 # --- 1. executorch's default table ------------------------------------------------------------------------------

@@ -354,6 +354,24 @@ def remember_original(dotted: str, function) -> None:
     _originals.setdefault(dotted, function)
 
 
+class PinnedPart:
+    """A lever part's pinned sources, checked on first use (after the lever has recorded the originals it replaces):
+    whether the installed ones match, and what differs. A mismatch is announced once, loudly."""
+
+    def __init__(self, part: str):
+        self.part = part
+        self._why_not: list[str] | None = None
+
+    def usable(self) -> bool:
+        if self._why_not is None:
+            self._why_not = pinned_source_differences(self.part)
+            status(f"lever_{self.part}")
+        return not self._why_not
+
+    def why_not(self) -> list[str]:
+        return list(self._why_not or [])
+
+
 def pinned_source_differences(part: str) -> list[str]:
     """For PINNED_SOURCES[part]: each function whose installed source is not the one pinned (empty: all match)."""
     wrong = []

@@ -33,7 +33,7 @@ from .switch import Switch
 ENVIRONMENT_VARIABLE = "WORKBENCH_PASS_CONSTRUCTION"
 _HOME = "executorch.exir.pass_base"
 _originals: dict = {}  # "__init__" -> executorch's own function
-_usable: dict = {}  # "checked" -> whether the pinned sources match; "why_not" -> what differs
+_pinned = internals.PinnedPart("pass_construction")
 
 
 def _apply() -> None:
@@ -43,11 +43,7 @@ def _apply() -> None:
     if "__init__" not in _originals:
         _originals["__init__"] = base.__init__
         internals.remember_original(f"{_HOME}._ExportPassBase.__init__", base.__init__)
-    if "checked" not in _usable:
-        reasons = internals.pinned_source_differences("pass_construction")
-        internals.status("lever_pass_construction")  # shown once, loudly, when a pinned source has changed
-        _usable.update(checked=not reasons, why_not=reasons)
-    base.__init__ = _init if _switch.on and _usable["checked"] else _originals["__init__"]
+    base.__init__ = _init if _switch.on and _pinned.usable() else _originals["__init__"]
 
 
 _switch = Switch(ENVIRONMENT_VARIABLE, _apply)
@@ -95,4 +91,4 @@ def status() -> dict:
     module = sys.modules.get(_HOME)
     installed = module is not None and "__init__" in _originals and module._ExportPassBase.__init__ is _init
     return {"enabled": _switch.on, "installed": installed, "pristine": pristine() if installed else None,
-            "unavailable": list(_usable.get("why_not", []))}
+            "unavailable": _pinned.why_not()}

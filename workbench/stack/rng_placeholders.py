@@ -33,7 +33,7 @@ from .switch import Switch
 ENVIRONMENT_VARIABLE = "WORKBENCH_RNG_PLACEHOLDERS"
 _HOME = "torch._decomp.decompositions_for_rng"
 _originals: dict = {}  # "reset" -> torch's own PhiloxState.reset
-_usable: dict = {}  # "checked" -> whether the pinned sources match; "why_not" -> what differs
+_pinned = internals.PinnedPart("rng_placeholders")
 
 
 def _apply() -> None:
@@ -43,13 +43,10 @@ def _apply() -> None:
     if "reset" not in _originals:
         _originals["reset"] = state_class.reset
         internals.remember_original(f"{_HOME}.PhiloxState.reset", state_class.reset)
-    if "checked" not in _usable:
-        reasons = internals.pinned_source_differences("rng_placeholders")
-        internals.status("lever_rng_placeholders")  # shown once, loudly, when a pinned source has changed
-        _usable.update(checked=not reasons, why_not=reasons)
-    if _switch.on and _usable["checked"]:
+    use = _switch.on and _pinned.usable()
+    if use:
         _empty_tensor()  # made here, outside any trace, so that it is a plain tensor
-    state_class.reset = _reset if _switch.on and _usable["checked"] else _originals["reset"]
+    state_class.reset = _reset if use else _originals["reset"]
 
 
 _switch = Switch(ENVIRONMENT_VARIABLE, _apply)
@@ -89,4 +86,4 @@ def status() -> dict:
 
     module = sys.modules.get(_HOME)
     installed = module is not None and "reset" in _originals and module.PhiloxState.reset is _reset
-    return {"enabled": _switch.on, "installed": installed, "unavailable": list(_usable.get("why_not", []))}
+    return {"enabled": _switch.on, "installed": installed, "unavailable": _pinned.why_not()}
