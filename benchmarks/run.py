@@ -74,8 +74,8 @@ ARM_TEST_FILES = (("ops/test_cumsum.py", None), ("ops/test_add.py", 2))
 QUICK_ARM_TEST_FILES = (("ops/test_cumsum.py", 2),)
 PYTEST_TIMEOUT_S = 1200
 
-# The levers that act within this process, each also timed alone off in section 1 (warm_parent acts on forked
-# sweep workers only: section 10).
+# The levers that act within this process, each also timed alone off in section 1 (warm_parent and worker_reuse
+# act on forked sweep workers only: section 10).
 IN_PROCESS_LEVERS = ("decomposition_cache", "pass_construction", "decomposition_tables", "rng_placeholders")
 
 
@@ -217,7 +217,7 @@ def per_case_summary(table: Table, medians: list) -> None:
         if name in medians[0]:
             table.add(1, Row(f"{name} alone off / all on: median slowdown over {n} cases",
                              f"{statistics.median(m[name] / m['on'] for m in medians):.2f}x"))
-    table.add(1, Row("warm_parent (forked sweep workers only)", "see section 10"))
+    table.add(1, Row("warm_parent, worker_reuse (forked sweep workers only)", "see section 10"))
     unavailable = {name: s["unavailable"] for name, s in levers_module().status().items() if s.get("unavailable")}
     table.add(1, Row("levers unavailable on this stack (levers.status())",
                      "; ".join(f"{name}: {why}" for name, why in unavailable.items())[:200] or "none"))
@@ -413,7 +413,7 @@ def memory_section(table: Table, config: Settings, scratch: Path, figures: Sweep
         return
     limit = TARGETS["worker_peak_bytes"]
     largest = max(p["rss"] for p in peaks)
-    table.add(5, Row("worker processes (one fork per case group)",
+    table.add(5, Row("worker processes (forked; each runs case groups one after another)",
                      f"{len(peaks)}, at most {figures.memory.most_at_once} at once"))
     table.add(5, Row("each worker: peak RSS (with pages shared with the parent), max / median",
                      f"{mib(largest)} / {mib(statistics.median(p['rss'] for p in peaks))}",
@@ -695,7 +695,7 @@ def section_title(number: int, config: Settings) -> str:
              3: f" (median of {config.reps})", 4: f" (median of {config.reps})",
              6: f" (shares: {len(config.per_case)} cases x {config.reps} runs)", 7: f" (median of {config.reps})",
              8: f" (median of {config.reps})", 9: f" (models: warm, median of {config.reps}; tests: once each side)",
-             10: " (once" + ("; --quick: a few operators only)" if config.quick else "; then warm_parent off)")}
+             10: " (once" + ("; --quick: a few operators only)" if config.quick else "; then worker_reuse off, warm_parent off)")}
     return f"{number}. {SECTIONS[number]}{extra.get(number, '')}"
 
 
@@ -755,10 +755,11 @@ METHOD = [
     "  once per process), pass_construction (executorch's passes built without an empty GraphModule each),",
     "  decomposition_tables (executorch's default table and torch's split of a table, once per registry state),",
     "  rng_placeholders (the rng tracker's empty placeholders made without fake tensors), warm_parent (sweep",
-    "  workers forked from a parent that has lowered a few cases; section 10 only). Sweeps and the explorer run",
-    "  with all on.",
+    "  workers forked from a parent that has lowered a few cases) and worker_reuse (each sweep worker runs group",
+    "  after group; both section 10 only). Sweeps and the explorer run with all on.",
     "- Sweeps: `workbench.sweep` on a fresh cache folder per worker count; its workers are forked from this",
-    "  process, one per (operator, dtype) group. The warm-cache rows repeat the 2-worker sweep on its folder.",
+    "  process, and each runs (operator, dtype) groups one after another. The warm-cache rows repeat the",
+    "  2-worker sweep on its folder.",
     "- Explorer: `Explorer(threaded=False)` driven in this process. Run to the first tab is the Run button's click",
     "  (run_case, then `show`: status, summary, graph, reasons); to all tabs adds `render_all_tabs`. The overhead",
     "  is each click (plus its render_all_tabs) less the `run_case` inside it.",
@@ -781,7 +782,8 @@ METHOD = [
     "  in a new process (this one has run cases, so workers forked from it would start warm whatever warm_parent",
     "  says), its wall time with the import; its results read with `workbench.batch.results_io.load_results` and",
     "  matched to `data/int64-review.csv` on (op, dtype, profile, policy, transform passes), compared in every",
-    "  column but `seconds` and `cached` (core.rows.RUN_COLUMNS). Then again with `WORKBENCH_WARM_PARENT=0`.",
+    "  column but `seconds` and `cached` (core.rows.RUN_COLUMNS). Then again with `WORKBENCH_WORKER_REUSE=0`,",
+    "  and with `WORKBENCH_WARM_PARENT=0`.",
 ]
 
 

@@ -1,6 +1,7 @@
 """Section 10 of the benchmark table: the `int64-review` sweep preset, cold (no cache) on 2 workers, as a user runs
 it (`workbench sweep --preset int64-review --no-cache --workers 2`, a new process), against the committed table
-data/int64-review.csv; then the same with the warm_parent lever off (full run only).
+data/int64-review.csv; then the same with each lever that acts on sweep workers (worker_reuse, warm_parent) alone off
+(full run only).
 
 A new process, not this one: this process has run cases already, so workers forked from it would start warm with
 the warm_parent lever off too, and the lever's row would measure nothing.
@@ -25,6 +26,8 @@ WORKERS = 2
 TIMEOUT_S = 3600
 KEY = ("op", "dtype", "profile", "policy", "transform_passes")
 SHOWN_DIFFERENCES = 3
+# The levers that act on forked sweep workers only, each timed alone off in the full run.
+PROCESS_LEVERS = ("worker_reuse", "warm_parent")
 
 
 def lever_environment(off: tuple = ()) -> dict:
@@ -126,20 +129,23 @@ def preset_section(table: Table, config: Settings, scratch: Path) -> None:
         equality_rows(table, differences(committed, fresh), "results")
     except Exception as exc:
         table.add(10, Row(f"results: equal to {COMMITTED.parent.name}/{COMMITTED.name}", failed(exc)))
-    warm_parent_off(table, config, scratch, ops, committed, wall)
+    for name in PROCESS_LEVERS:
+        one_lever_off(table, config, scratch, ops, committed, wall, name)
 
 
-def warm_parent_off(table: Table, config: Settings, scratch: Path, ops, committed, wall_on: float) -> None:
-    label = "the same sweep with the warm_parent lever off (WORKBENCH_WARM_PARENT=0), wall"
+def one_lever_off(table: Table, config: Settings, scratch: Path, ops, committed, wall_on: float, name: str) -> None:
+    module = levers_module().LEVERS.get(name) if levers_module() is not None else None
+    variable = module.ENVIRONMENT_VARIABLE if module is not None else "?"
+    label = f"the same sweep with the {name} lever off ({variable}=0), wall"
     if config.quick:
         table.add(10, Row(label, "skipped under --quick (full run only)"))
         return
-    if levers_module() is None or "warm_parent" not in levers_module().names():
+    if module is None:
         table.add(10, Row(label, "not available"))
         return
-    say("  10. the same sweep, warm_parent off")
+    say(f"  10. the same sweep, {name} off")
     try:
-        wall, fresh = run_preset(ops, scratch, off=("warm_parent",))
+        wall, fresh = run_preset(ops, scratch, off=(name,))
     except Exception as exc:
         table.add(10, Row(label, failed(exc)))
         return

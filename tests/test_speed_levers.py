@@ -13,7 +13,7 @@ import workbench
 from invariants import assert_consistent, comparable
 from workbench import catalogue
 from workbench.stack import (decomposition_tables, internals, levers, pass_construction, rng_placeholders,
-                             warm_parent)
+                             warm_parent, worker_reuse)
 from workbench.stack import loader as _stack
 
 
@@ -34,10 +34,10 @@ def export_pass_init():
 def test_every_lever_is_listed_with_its_environment_variable_and_is_on_by_default():
     status = levers.status()
     assert list(status) == levers.names() == ["decomposition_cache", "pass_construction", "decomposition_tables",
-                                              "rng_placeholders", "warm_parent"]
+                                              "rng_placeholders", "warm_parent", "worker_reuse"]
     assert {s["environment_variable"] for s in status.values()} == {
         "WORKBENCH_DECOMPOSITION_CACHE", "WORKBENCH_PASS_CONSTRUCTION", "WORKBENCH_DECOMPOSITION_TABLES",
-        "WORKBENCH_RNG_PLACEHOLDERS", "WORKBENCH_WARM_PARENT"}
+        "WORKBENCH_RNG_PLACEHOLDERS", "WORKBENCH_WARM_PARENT", "WORKBENCH_WORKER_REUSE"}
     assert all(s["enabled"] for s in status.values())
 
 
@@ -156,25 +156,31 @@ def test_the_parent_warms_once_and_a_failing_warm_up_case_is_reported_not_raised
 SWEEP = """
 import hashlib, json
 from workbench.batch.sweeps import sweep_results
+from workbench.stack import worker_reuse
 results = sweep_results(["add", "cumsum", "where", "slice_step2_int64"], dtypes=["int64", "int32"],
                         profiles=["TOSA-1.0+INT", "TOSA-1.1+INT+int64"], cache=False, workers=2)
-print(json.dumps([[r.op, r.dtype, r.profile, r.outcome.value, r.numerics.value,
-                   [[n.name, n.delegated, n.reason] for n in r.nodes],
-                   [hashlib.sha256(d.flatbuffer).hexdigest() for d in r.delegates],
-                   r.error and [r.error.stage, r.error.root_cause_type]] for r in results]))
+print(json.dumps([worker_reuse.status()["groups_in_reused_workers"],
+                  [[r.op, r.dtype, r.profile, r.outcome.value, r.numerics.value,
+                    [[n.name, n.delegated, n.reason] for n in r.nodes],
+                    [hashlib.sha256(d.flatbuffer).hexdigest() for d in r.delegates],
+                    r.error and [r.error.stage, r.error.root_cause_type]] for r in results]]))
 """
 
 
 @pytest.mark.slow
-def test_a_sweep_gives_the_same_results_from_a_warm_and_a_cold_parent():
+def test_a_sweep_gives_the_same_results_from_a_cold_or_warm_parent_and_fresh_or_reused_workers():
     seen = {}
-    for value in ("0", "1"):  # fresh processes: this one may have warmed already
-        env = dict(os.environ, **{warm_parent.ENVIRONMENT_VARIABLE: value})
+    # Fresh processes (this one may have warmed already); neighbouring runs differ in one lever.
+    for warm, reuse in (("0", "0"), ("1", "0"), ("1", "1")):
+        env = dict(os.environ, **{warm_parent.ENVIRONMENT_VARIABLE: warm, worker_reuse.ENVIRONMENT_VARIABLE: reuse})
         done = subprocess.run([sys.executable, "-c", SWEEP], capture_output=True, text=True, timeout=900, env=env)
         assert done.returncode == 0, done.stderr[-3000:]
-        seen[value] = json.loads(done.stdout.strip().splitlines()[-1])
-    assert len(seen["1"]) >= 8 and seen["1"] == seen["0"]
-    assert {row[3] for row in seen["1"]} >= {"delegated", "fallback", "lowering_error"}
+        seen[warm, reuse] = json.loads(done.stdout.strip().splitlines()[-1])
+    reused = {key: found[0] for key, found in seen.items()}
+    assert reused == {("0", "0"): 0, ("1", "0"): 0, ("1", "1"): 6}  # 8 groups on 2 workers
+    rows = seen["1", "1"][1]
+    assert len(rows) >= 8 and rows == seen["1", "0"][1] == seen["0", "0"][1]
+    assert {row[3] for row in rows} >= {"delegated", "fallback", "lowering_error"}
 
 
 # --- decomposition_tables and rng_placeholders -------------------------------------------------------------------

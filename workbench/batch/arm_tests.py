@@ -171,7 +171,7 @@ def run_arm_tests(source, backend=None, *, cap: int | None = None, only=None, wo
 
 
 def _run(cases: list[ArmTestCase], workers, timeout, progress) -> dict:
-    """test id -> CaseResult for the runnable cases, each in a forked child of a WorkerPool."""
+    """test id -> CaseResult for the runnable cases, run by the forked workers of a WorkerPool."""
     from ..pipeline.case import run_case, run_model
     from ..pipeline.isolation import WorkerPool
 

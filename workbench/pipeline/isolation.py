@@ -20,7 +20,7 @@ from typing import Callable, Iterator
 
 from ..core.outcomes import Numerics, Outcome
 from ..core.records import CaseResult, ErrorInfo, NodeRecord, result_from_dict
-from ..stack import loader, warm_parent
+from ..stack import loader, warm_parent, worker_reuse
 
 # A one-op case takes about a second; a large user model's lowering can take minutes. Past this a child is
 # stopped and the case reported as `timeout`.
@@ -156,8 +156,10 @@ class WorkerPool:
 
     A task is (identity_base, profiles, run) where `run(reporter, profiles)` sends, for each profile in order,
     a ("start", index) message, stage messages and a ("result", dict). `results(tasks)` yields CaseResults as
-    they arrive. When a worker dies or its current case runs past `timeout`, that case becomes `crashed` or
-    `timeout`, the worker is replaced, and the group's remaining profiles run again in a fresh worker.
+    they arrive. Each worker runs one group after another (the speed lever stack/worker_reuse.py; with it off, a
+    fresh worker per group), so only its first case pays for starting cold. When a worker dies or its current
+    case runs past `timeout`, that case becomes `crashed` or `timeout`, the worker is replaced, and the group's
+    remaining profiles run again in a fresh worker.
     """
 
     def __init__(self, workers: int, timeout: float | None = None, warm_up=None):
@@ -173,8 +175,9 @@ class WorkerPool:
         run = _PoolRun(self, tasks)
         try:
             while run.queue or run.busy:
-                while run.queue and len(run.busy) < self.size:
-                    run.launch(run.queue.pop(0))
+                run.assign_idle()
+                while run.queue and len(run.workers) < self.size:
+                    run.launch()
                 yield from run.expire()
                 if run.busy:
                     yield from run.receive()
@@ -182,39 +185,84 @@ class WorkerPool:
             run.stop_all()
 
 
+def _worker_main(conn, jobs, tasks: list) -> None:
+    """A worker's side: run the groups the parent sends, (task number, first profile) each, until told to stop."""
+
+    def work(reporter: _Reporter) -> None:
+        while True:
+            try:
+                job = jobs.recv()
+            except (EOFError, OSError):
+                return
+            if job is None:
+                return
+            number, first = job
+            _, profiles, run = tasks[number]
+            run(reporter, profiles[first:])
+
+    _child_main(conn, work)
+
+
 class _PoolRun:
-    """The state of one WorkerPool.results call: tasks waiting, and per busy pipe its worker and progress."""
+    """The state of one WorkerPool.results call: jobs waiting, and per worker's pipe its process and progress.
+
+    A job is (task number, first profile): the tasks are inherited by every worker at fork, so a job names one and
+    the rest of a group that lost its worker is a job like any other."""
 
     def __init__(self, pool: WorkerPool, tasks: list):
         self.timeout = pool.timeout
-        self.queue = list(tasks)
-        self.busy: dict = {}  # conn -> {"process", "task", "index", "stage", "nodes", "deadline"}
+        self.tasks = list(tasks)
+        self.queue = [(number, 0) for number, task in enumerate(self.tasks) if task[1]]
+        self.workers: dict = {}  # conn -> {"process", "jobs", "job", "index", "stage", "nodes", "deadline"}
 
-    def launch(self, task) -> None:
-        identity_base, profiles, run = task
+    @property
+    def busy(self) -> dict:
+        return {conn: state for conn, state in self.workers.items() if state["job"] is not None}
+
+    def launch(self) -> None:
         parent_conn, child_conn = _context().Pipe(duplex=False)
-
-        def work(reporter: _Reporter) -> None:
-            run(reporter, profiles)
-
-        process = _context().Process(target=_child_main, args=(child_conn, work), daemon=True)
+        jobs_out, jobs_in = _context().Pipe(duplex=False)
+        process = _context().Process(target=_worker_main, args=(child_conn, jobs_out, self.tasks), daemon=True)
         process.start()
         child_conn.close()
-        self.busy[parent_conn] = {"process": process, "task": task, "index": 0, "stage": "start", "nodes": None,
-                                  "deadline": time.monotonic() + self.timeout}
+        jobs_out.close()
+        self.workers[parent_conn] = {"process": process, "jobs": jobs_in, "job": None}
+        self.assign(parent_conn)
+
+    def assign(self, conn) -> None:
+        """Give the worker the next job, or stop it when there is none (or when workers are not reused)."""
+        state = self.workers[conn]
+        if not self.queue or (state["job"] is not None and not worker_reuse.enabled()):
+            self._release(conn)
+            return
+        job = self.queue.pop(0)
+        state.update(job=job, index=0, stage="start", nodes=None, deadline=time.monotonic() + self.timeout)
+        worker_reuse.count(reused=state.setdefault("groups", 0) > 0)
+        state["groups"] += 1
+        state["jobs"].send(job)
+
+    def assign_idle(self) -> None:
+        for conn, state in list(self.workers.items()):
+            if state["job"] is None and self.queue:
+                self.assign(conn)
+
+    def _profiles(self, state) -> list:
+        number, first = state["job"]
+        return self.tasks[number][1][first:]
 
     def _requeue_rest(self, state, start: int) -> None:
-        identity_base, profiles, run = state["task"]
-        if start < len(profiles):
-            self.queue.insert(0, (identity_base, profiles[start:], run))
+        number, first = state["job"]
+        if start < len(self._profiles(state)):
+            self.queue.insert(0, (number, first + start))
 
     def _identity(self, state) -> dict:
-        identity_base, profiles, _ = state["task"]
-        return dict(identity_base, profile=profiles[state["index"]])
+        identity_base = self.tasks[state["job"][0]][0]
+        return dict(identity_base, profile=self._profiles(state)[state["index"]])
 
     def _release(self, conn) -> None:
-        state = self.busy.pop(conn)
+        state = self.workers.pop(conn)
         conn.close()
+        state["jobs"].close()
         if state["process"].is_alive():
             state["process"].kill()
         state["process"].join(5)
@@ -233,21 +281,19 @@ class _PoolRun:
                                   f"case exceeded its time limit of {self.timeout:g} s during {state['stage']}")
 
     def receive(self) -> Iterator[CaseResult]:
-        soonest = min(s["deadline"] for s in self.busy.values())
-        for conn in wait(list(self.busy), timeout=max(0.0, min(soonest - time.monotonic(), 1.0))):
-            state = self.busy[conn]
+        busy = self.busy
+        soonest = min(s["deadline"] for s in busy.values())
+        for conn in wait(list(busy), timeout=max(0.0, min(soonest - time.monotonic(), 1.0))):
+            state = self.workers[conn]
             try:
                 message = conn.recv()
             except (EOFError, OSError):
-                if state["index"] >= len(state["task"][1]):  # finished its group, then exited
-                    self._release(conn)
-                    continue
                 outcome, cause, detail = _death(state["process"])
                 yield self.retire(conn, state, outcome, cause, f"{detail} during {state['stage']}")
                 continue
-            yield from self._handle(state, message)
+            yield from self._handle(conn, state, message)
 
-    def _handle(self, state, message) -> Iterator[CaseResult]:
+    def _handle(self, conn, state, message) -> Iterator[CaseResult]:
         kind = message[0]
         if kind == "start":
             state.update(index=message[1], stage="start", nodes=None, deadline=time.monotonic() + self.timeout)
@@ -258,11 +304,14 @@ class _PoolRun:
         elif kind == "result":
             state["index"] += 1
             yield result_from_dict(message[1])
-        elif kind == "failure" and state["index"] < len(state["task"][1]):
-            yield _failure_result(self._identity(state), state["stage"], state["nodes"], message[1])
-            self._requeue_rest(state, state["index"] + 1)
-            state["index"] = len(state["task"][1])
+            if state["index"] >= len(self._profiles(state)):  # the group is done: the worker takes the next
+                self.assign(conn)
+        elif kind == "failure":  # the worker ends after a failure the pipeline did not turn into a result
+            self._release(conn)
+            if state["index"] < len(self._profiles(state)):
+                yield _failure_result(self._identity(state), state["stage"], state["nodes"], message[1])
+                self._requeue_rest(state, state["index"] + 1)
 
     def stop_all(self) -> None:
-        for conn in list(self.busy):
+        for conn in list(self.workers):
             self._release(conn)

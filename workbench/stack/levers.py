@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import contextlib
 
-from . import decomposition_cache, decomposition_tables, pass_construction, rng_placeholders, warm_parent
+from . import (decomposition_cache, decomposition_tables, pass_construction, rng_placeholders, warm_parent,
+               worker_reuse)
 
 LEVERS = {
     "decomposition_cache": decomposition_cache,  # torch.export's registry work once per process
@@ -19,6 +20,7 @@ LEVERS = {
     "decomposition_tables": decomposition_tables,  # decomposition tables built and split once per registry state
     "rng_placeholders": rng_placeholders,  # the rng tracker's placeholders made without fake tensors
     "warm_parent": warm_parent,  # forked case processes start from a parent that has lowered a few cases
+    "worker_reuse": worker_reuse,  # sweep workers run one case group after another
 }
 
 
