@@ -122,7 +122,7 @@ def test_a_changed_source_switches_a_lever_off_loudly(lever, monkeypatch):
 
 
 def test_the_installed_stack_is_the_one_the_levers_were_written_for():
-    # Fails after an executorch or torch upgrade: re-read the functions in internals.PINNED_SOURCES.
+    # Fails after an executorch or torch upgrade: re-read the functions in stack/pinned_sources.py.
     assert {part: internals.pinned_source_differences(part) for part in internals.LEVER_PARTS} == {
         part: [] for part in internals.LEVER_PARTS}
     assert all(lever["unavailable"] in ([], {}) for lever in levers.status().values())

@@ -72,22 +72,12 @@ def _apply() -> None:
     use = _switch.on and _pinned.usable()  # checked against the originals, recorded first
     for home, attribute, replacement in replacements:
         setattr(importlib.import_module(home), attribute, replacement if use else _originals[home, attribute])
-    if not _switch.on:
-        _default_table.clear()
-        _splits.clear()
+    # What is remembered stays while the lever is off: every entry is checked against what it was built from
+    # before it is used, so switching back on starts warm.
 
 
 _switch = Switch(ENVIRONMENT_VARIABLE, _apply)
-switched = _switch.switched
-
-
-def enabled() -> bool:
-    return _switch.on
-
-
-def install() -> None:
-    """Put torch and executorch in the switch's position (called once the stack is imported)."""
-    _apply()
+switched, enabled, install = _switch.switched, _switch.enabled, _switch.install
 
 
 def status() -> dict:

@@ -50,16 +50,7 @@ def _apply() -> None:
 
 
 _switch = Switch(ENVIRONMENT_VARIABLE, _apply)
-switched = _switch.switched
-
-
-def enabled() -> bool:
-    return _switch.on
-
-
-def install() -> None:
-    """Put torch in the switch's position (called once the stack is imported)."""
-    _apply()
+switched, enabled, install = _switch.switched, _switch.enabled, _switch.install
 
 
 @functools.lru_cache(maxsize=None)

@@ -18,6 +18,13 @@ class Switch:
         self.on = os.environ.get(environment_variable, "1").strip().lower() not in OFF_WORDS
         self._apply = apply or (lambda: None)
 
+    def enabled(self) -> bool:
+        return self.on
+
+    def install(self) -> None:
+        """Put what the lever replaces in the switch's position (once the stack is imported)."""
+        self._apply()
+
     @contextlib.contextmanager
     def switched(self, on: bool):
         """The lever on (True) or off (False) for the block; what was before comes back after it."""

@@ -33,11 +33,7 @@ _state: dict = {"warmed": False, "seconds": None, "failures": []}
 
 
 _switch = Switch(ENVIRONMENT_VARIABLE)  # nothing to install: it acts before a pool forks
-switched = _switch.switched
-
-
-def enabled() -> bool:
-    return _switch.on
+switched, enabled = _switch.switched, _switch.enabled
 
 
 def warm(run_case) -> None:

@@ -26,11 +26,7 @@ ENVIRONMENT_VARIABLE = "WORKBENCH_WORKER_REUSE"
 _counts = {"groups_in_fresh_workers": 0, "groups_in_reused_workers": 0}
 
 _switch = Switch(ENVIRONMENT_VARIABLE)  # nothing to install: the pool reads it when a group ends
-switched = _switch.switched
-
-
-def enabled() -> bool:
-    return _switch.on
+switched, enabled = _switch.switched, _switch.enabled
 
 
 def count(reused: bool) -> None:
