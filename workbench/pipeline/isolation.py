@@ -175,7 +175,6 @@ class WorkerPool:
         run = _PoolRun(self, tasks)
         try:
             while run.queue or run.busy:
-                run.assign_idle()
                 while run.queue and len(run.workers) < self.size:
                     run.launch()
                 yield from run.expire()
@@ -186,15 +185,14 @@ class WorkerPool:
 
 
 def _worker_main(conn, jobs, tasks: list) -> None:
-    """A worker's side: run the groups the parent sends, (task number, first profile) each, until told to stop."""
+    """A worker's side: run the groups the parent sends, (task number, first profile) each, until it closes the
+    pipe (or stops the worker)."""
 
     def work(reporter: _Reporter) -> None:
         while True:
             try:
                 job = jobs.recv()
-            except (EOFError, OSError):
-                return
-            if job is None:
+            except (EOFError, OSError):  # the parent closed the pipe: no more work
                 return
             number, first = job
             _, profiles, run = tasks[number]
@@ -230,7 +228,8 @@ class _PoolRun:
         self.assign(parent_conn)
 
     def assign(self, conn) -> None:
-        """Give the worker the next job, or stop it when there is none (or when workers are not reused)."""
+        """Give the worker the next job, or stop it when there is none or when workers are not reused (a worker
+        is never left idle, so a free slot always means a new worker)."""
         state = self.workers[conn]
         if not self.queue or (state["job"] is not None and not worker_reuse.enabled()):
             self._release(conn)
@@ -240,11 +239,6 @@ class _PoolRun:
         worker_reuse.count(reused=state.setdefault("groups", 0) > 0)
         state["groups"] += 1
         state["jobs"].send(job)
-
-    def assign_idle(self) -> None:
-        for conn, state in list(self.workers.items()):
-            if state["job"] is None and self.queue:
-                self.assign(conn)
 
     def _profiles(self, state) -> list:
         number, first = state["job"]
