@@ -1,11 +1,6 @@
 """The decomposition cache: its switch, its invalidation, and results identical with it on and off."""
 
 import gc
-import json
-import os
-import re
-import subprocess
-import sys
 import uuid
 
 import pytest
@@ -13,6 +8,7 @@ import torch
 
 import workbench
 from invariants import comparable
+from probes import probe_with_environment
 from workbench.stack import decomposition_cache
 from workbench.stack import loader as _stack
 from workbench.stack.decomposition_cache import switched
@@ -56,13 +52,7 @@ print(json.dumps({"enabled": d.enabled(), "module": u._collect_all_valid_cia_ops
 
 @pytest.mark.parametrize("value,on", [(None, True), ("0", False), ("off", False)])
 def test_the_environment_variable_sets_the_default(value, on):
-    env = dict(os.environ)
-    env.pop(decomposition_cache.ENVIRONMENT_VARIABLE, None)
-    if value is not None:
-        env[decomposition_cache.ENVIRONMENT_VARIABLE] = value
-    done = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=300, env=env)
-    assert done.returncode == 0, done.stderr
-    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    seen = probe_with_environment(PROBE, decomposition_cache.ENVIRONMENT_VARIABLE, value)
     assert seen == {"enabled": on, "module": "workbench.stack.decomposition_cache" if on else "torch._export.utils",
                     "frozen": on}
 

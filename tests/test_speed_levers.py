@@ -5,12 +5,12 @@ import json
 import os
 import subprocess
 import sys
-import warnings
 
 import pytest
 
 import workbench
 from invariants import assert_consistent, comparable
+from probes import probe_with_environment
 from workbench import catalogue
 from workbench.stack import (decomposition_tables, internals, levers, pass_construction, rng_placeholders,
                              warm_parent, worker_reuse)
@@ -43,8 +43,7 @@ def test_every_lever_is_listed_with_its_environment_variable_and_is_on_by_defaul
 
 def test_an_unknown_lever_name_is_refused_with_the_names():
     with pytest.raises(ValueError, match="rng_placeholders"):
-        with levers.switched(False, only=["rng_placeholder"]):
-            pass
+        levers.switched(False, only=["rng_placeholder"])
 
 
 PROBE = """
@@ -59,13 +58,8 @@ print(json.dumps({"enabled": pass_construction.enabled(),
 
 @pytest.mark.parametrize("value,on", [(None, True), ("0", False)])
 def test_the_environment_variable_sets_the_default(value, on):
-    env = dict(os.environ)
-    env.pop(pass_construction.ENVIRONMENT_VARIABLE, None)
-    if value is not None:
-        env[pass_construction.ENVIRONMENT_VARIABLE] = value
-    done = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=300, env=env)
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout.strip().splitlines()[-1]) == {"enabled": on, "ours": on}
+    seen = probe_with_environment(PROBE, pass_construction.ENVIRONMENT_VARIABLE, value)
+    assert seen == {"enabled": on, "ours": on}
 
 
 def replaced_functions():
@@ -76,15 +70,14 @@ def replaced_functions():
     return {
         "pass_construction": ("pass_construction", "executorch.exir.pass_base._ExportPassBase.__init__",
                               export_pass_init, pass_construction._init,
-                              lambda: pass_construction._originals["__init__"]),
+                              lambda: pass_construction._replaced.own),
         "decomposition_tables": ("tables", "executorch.exir.tracer._default_decomposition_table",
                                  lambda: tracer._default_decomposition_table,
                                  decomposition_tables._default_decomposition_table,
-                                 lambda: decomposition_tables._originals["executorch.exir.tracer",
-                                                                         "_default_decomposition_table"]),
+                                 lambda: decomposition_tables._default_tables[0].own),
         "rng_placeholders": ("rng_placeholders", "torch._decomp.decompositions_for_rng.PhiloxState.reset",
                              lambda: rng.PhiloxState.reset, rng_placeholders._reset,
-                             lambda: rng_placeholders._originals["reset"]),
+                             lambda: rng_placeholders._replaced.own),
     }
 
 
@@ -215,8 +208,7 @@ def test_the_default_table_copy_is_executorch_own_table_and_stays_untouched_by_i
 def split_both_ways(table: dict):
     import torch.export.exported_program as exported_program
 
-    own = decomposition_tables._originals["torch.export.exported_program",
-                                          "_split_decomp_table_to_cia_and_python_decomp"]
+    own = decomposition_tables._split_table.own
     theirs_table, ours_table = dict(table), dict(table)
     theirs = own(theirs_table)
     assert exported_program._split_decomp_table_to_cia_and_python_decomp is decomposition_tables._split

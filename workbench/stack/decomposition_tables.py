@@ -40,10 +40,9 @@ run, a warning says so once, and `workbench doctor` says why.
 
 from __future__ import annotations
 
-import importlib
 
 from . import decomposition_cache, internals
-from .switch import Switch
+from .switch import Replacement, Switch
 
 ENVIRONMENT_VARIABLE = "WORKBENCH_DECOMPOSITION_TABLES"
 
@@ -52,7 +51,8 @@ _DEFAULT_TABLE_HOMES = ("executorch.exir.tracer", "executorch.exir.program._prog
 _SPLIT_HOME = "torch.export.exported_program"
 _SPLITS_KEPT = 16  # a lowering uses three tables; a few profiles' worth are kept
 
-_originals: dict = {}  # (module name, attribute) -> the function this replaced
+_default_tables = [Replacement(home, "_default_decomposition_table") for home in _DEFAULT_TABLE_HOMES]
+_split_table = Replacement(_SPLIT_HOME, "_split_decomp_table_to_cia_and_python_decomp")
 _pinned = internals.PinnedPart("tables")
 _default_table: dict = {}  # "reads" -> what the table was built from; "table" -> the table as built
 _splits: list = []  # [(operators, registry state, split)], newest last
@@ -60,18 +60,15 @@ _counts = {"table_hits": 0, "table_misses": 0, "split_hits": 0, "split_misses": 
 
 
 def _apply() -> None:
-    if not (_switch.on or _originals):
+    if not (_switch.on or _split_table.own):
         return  # off and never replaced anything: nothing to put back
-    replacements = [(home, "_default_decomposition_table", _default_decomposition_table)
-                    for home in _DEFAULT_TABLE_HOMES]
-    replacements.append((_SPLIT_HOME, "_split_decomp_table_to_cia_and_python_decomp", _split))
-    for home, attribute, _ in replacements:
-        if (home, attribute) not in _originals:
-            _originals[home, attribute] = getattr(importlib.import_module(home), attribute)
-            internals.remember_original(f"{home}.{attribute}", _originals[home, attribute])
-    use = _switch.on and _pinned.usable()  # checked against the originals, recorded first
-    for home, attribute, replacement in replacements:
-        setattr(importlib.import_module(home), attribute, replacement if use else _originals[home, attribute])
+    replacements = [(replaced, _default_decomposition_table) for replaced in _default_tables]
+    replacements.append((_split_table, _split))
+    for replaced, _ in replacements:
+        replaced.record()
+    use = _switch.on and _pinned.usable()  # checked against the stack's own functions, recorded first
+    for replaced, lever_function in replacements:
+        replaced.put(lever_function, use)
     # What is remembered stays while the lever is off: every entry is checked against what it was built from
     # before it is used, so switching back on starts warm.
 
@@ -81,11 +78,7 @@ switched, enabled, install = _switch.switched, _switch.enabled, _switch.install
 
 
 def status() -> dict:
-    import sys
-
-    module = sys.modules.get(_SPLIT_HOME)
-    installed = module is not None and getattr(module, "_split_decomp_table_to_cia_and_python_decomp") is _split
-    return {"enabled": _switch.on, "installed": installed, **_counts,
+    return {"enabled": _switch.on, "installed": _split_table.in_place(_split), **_counts,
             "unavailable": _pinned.why_not()}
 
 
@@ -103,7 +96,7 @@ def _default_table_reads() -> tuple:
 
 
 def _default_decomposition_table(_use_old_decomp_table=False):
-    original = _originals["executorch.exir.tracer", "_default_decomposition_table"]
+    original = _default_tables[0].own
     if _use_old_decomp_table:
         return original(_use_old_decomp_table)
     reads = _default_table_reads()
@@ -139,7 +132,7 @@ def _split(decomp_table):
     valid_cia = set(exported_program._collect_all_valid_cia_ops())  # torch's first statement; the memo's too
     registry = decomposition_cache.registry_state()
     if registry is None:  # the memo is not in effect: nothing to key on
-        return _originals[_SPLIT_HOME, "_split_decomp_table_to_cia_and_python_decomp"](decomp_table)
+        return _split_table.own(decomp_table)
     operators = tuple(decomp_table)
     cia = torch._C.DispatchKey.CompositeImplicitAutograd
     for kept_operators, kept_registry, split in reversed(_splits):

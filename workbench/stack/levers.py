@@ -36,13 +36,17 @@ def install() -> None:
     decomposition_cache.install()  # last: it freezes what is alive, so forks inherit it
 
 
-@contextlib.contextmanager
 def switched(on: bool, only=None):
-    """Every lever (or those named in `only`) on or off for the block."""
+    """Every lever (or those named in `only`) on or off for the block; an unknown name is refused here, when called."""
     chosen = names() if only is None else list(only)
     unknown = [name for name in chosen if name not in LEVERS]
     if unknown:
         raise ValueError(f"unknown speed lever(s) {unknown}; the levers are {names()}")
+    return _switched(on, chosen)
+
+
+@contextlib.contextmanager
+def _switched(on: bool, chosen: list):
     with contextlib.ExitStack() as stack:
         for name in chosen:
             stack.enter_context(LEVERS[name].switched(on))

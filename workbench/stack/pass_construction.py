@@ -25,25 +25,21 @@ empty; the lever's test and `status()` use it.
 from __future__ import annotations
 
 import functools
-import importlib
 
 from . import internals
-from .switch import Switch
+from .switch import Replacement, Switch
 
 ENVIRONMENT_VARIABLE = "WORKBENCH_PASS_CONSTRUCTION"
 _HOME = "executorch.exir.pass_base"
-_originals: dict = {}  # "__init__" -> executorch's own function
+_replaced = Replacement(_HOME, "_ExportPassBase.__init__")
 _pinned = internals.PinnedPart("pass_construction")
 
 
 def _apply() -> None:
-    if not (_switch.on or _originals):
+    if not (_switch.on or _replaced.own):
         return  # off and never replaced anything: nothing to put back
-    base = importlib.import_module(_HOME)._ExportPassBase
-    if "__init__" not in _originals:
-        _originals["__init__"] = base.__init__
-        internals.remember_original(f"{_HOME}._ExportPassBase.__init__", base.__init__)
-    base.__init__ = _init if _switch.on and _pinned.usable() else _originals["__init__"]
+    _replaced.record()
+    _replaced.put(_init, _switch.on and _pinned.usable())
 
 
 _switch = Switch(ENVIRONMENT_VARIABLE, _apply)
@@ -77,9 +73,6 @@ def _init(self) -> None:
 
 
 def status() -> dict:
-    import sys
-
-    module = sys.modules.get(_HOME)
-    installed = module is not None and "__init__" in _originals and module._ExportPassBase.__init__ is _init
+    installed = _replaced.in_place(_init)
     return {"enabled": _switch.on, "installed": installed, "pristine": pristine() if installed else None,
             "unavailable": _pinned.why_not()}

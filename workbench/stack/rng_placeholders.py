@@ -25,28 +25,24 @@ once, and `workbench doctor` says why.
 from __future__ import annotations
 
 import functools
-import importlib
 
 from . import internals
-from .switch import Switch
+from .switch import Replacement, Switch
 
 ENVIRONMENT_VARIABLE = "WORKBENCH_RNG_PLACEHOLDERS"
 _HOME = "torch._decomp.decompositions_for_rng"
-_originals: dict = {}  # "reset" -> torch's own PhiloxState.reset
+_replaced = Replacement(_HOME, "PhiloxState.reset")
 _pinned = internals.PinnedPart("rng_placeholders")
 
 
 def _apply() -> None:
-    if not (_switch.on or _originals):
+    if not (_switch.on or _replaced.own):
         return  # off and never replaced anything: nothing to put back
-    state_class = importlib.import_module(_HOME).PhiloxState
-    if "reset" not in _originals:
-        _originals["reset"] = state_class.reset
-        internals.remember_original(f"{_HOME}.PhiloxState.reset", state_class.reset)
+    _replaced.record()
     use = _switch.on and _pinned.usable()
     if use:
         _empty_tensor()  # made here, outside any trace, so that it is a plain tensor
-    state_class.reset = _reset if use else _originals["reset"]
+    _replaced.put(_reset, use)
 
 
 _switch = Switch(ENVIRONMENT_VARIABLE, _apply)
@@ -65,7 +61,7 @@ def _reset(self) -> None:
     import torch._functorch.config as functorch_config
 
     if functorch_config.functionalize_rng_ops:
-        return _originals["reset"](self)
+        return _replaced.own(self)
     self.seed = _empty_tensor()
     self.base_offset = _empty_tensor()
     self.relative_offset = 0
@@ -73,8 +69,4 @@ def _reset(self) -> None:
 
 
 def status() -> dict:
-    import sys
-
-    module = sys.modules.get(_HOME)
-    installed = module is not None and "reset" in _originals and module.PhiloxState.reset is _reset
-    return {"enabled": _switch.on, "installed": installed, "unavailable": _pinned.why_not()}
+    return {"enabled": _switch.on, "installed": _replaced.in_place(_reset), "unavailable": _pinned.why_not()}

@@ -1,10 +1,14 @@
-"""The on/off of a speed lever: the environment's default, or the innermost `switched` block."""
+"""The on/off of a speed lever: the environment's default, or the innermost `switched` block; and one function of
+torch or executorch that a lever replaces."""
 
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 from typing import Callable
+
+from . import internals
 
 OFF_WORDS = ("0", "false", "off", "no")
 
@@ -36,3 +40,39 @@ class Switch:
         finally:
             self.on = before
             self._apply()
+
+
+class Replacement:
+    """One attribute of torch or executorch a lever replaces, by its dotted place ("module", "Class.attribute"):
+    the stack's own object, recorded before the first replacement (so that internals checks its pinned source, not
+    the lever's), and `put(lever_function, use)` setting one or the other."""
+
+    def __init__(self, home: str, path: str):
+        self.home, self.path = home, path
+        self.own = None  # the stack's own object, once recorded
+
+    def _owner_and_name(self):
+        *owners, name = self.path.split(".")
+        owner = importlib.import_module(self.home)
+        for part in owners:
+            owner = getattr(owner, part)
+        return owner, name
+
+    def record(self) -> None:
+        if self.own is None:
+            owner, name = self._owner_and_name()
+            self.own = getattr(owner, name)
+            internals.remember_original(f"{self.home}.{self.path}", self.own)
+
+    def put(self, lever_function, use: bool) -> None:
+        owner, name = self._owner_and_name()
+        setattr(owner, name, lever_function if use else self.own)
+
+    def in_place(self, lever_function) -> bool:
+        """Whether the lever's function is the one in place now (False before the module is imported)."""
+        import sys
+
+        if self.home not in sys.modules or self.own is None:
+            return False
+        owner, name = self._owner_and_name()
+        return getattr(owner, name) is lever_function
