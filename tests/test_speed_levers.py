@@ -12,8 +12,8 @@ import workbench
 from invariants import assert_consistent, comparable
 from probes import probe_with_environment
 from workbench import catalogue
-from workbench.stack import (decomposition_tables, internals, levers, pass_construction, rng_placeholders,
-                             warm_parent, worker_reuse)
+from workbench.stack import (decomposition_tables, graph_recompile, internals, levers, pass_construction,
+                             rng_placeholders, warm_parent, worker_reuse)
 from workbench.stack import loader as _stack
 
 
@@ -34,10 +34,11 @@ def export_pass_init():
 def test_every_lever_is_listed_with_its_environment_variable_and_is_on_by_default():
     status = levers.status()
     assert list(status) == levers.names() == ["decomposition_cache", "pass_construction", "decomposition_tables",
-                                              "rng_placeholders", "warm_parent", "worker_reuse"]
+                                              "rng_placeholders", "graph_recompile", "warm_parent", "worker_reuse"]
     assert {s["environment_variable"] for s in status.values()} == {
         "WORKBENCH_DECOMPOSITION_CACHE", "WORKBENCH_PASS_CONSTRUCTION", "WORKBENCH_DECOMPOSITION_TABLES",
-        "WORKBENCH_RNG_PLACEHOLDERS", "WORKBENCH_WARM_PARENT", "WORKBENCH_WORKER_REUSE"}
+        "WORKBENCH_RNG_PLACEHOLDERS", "WORKBENCH_GRAPH_RECOMPILE", "WORKBENCH_WARM_PARENT",
+        "WORKBENCH_WORKER_REUSE"}
     assert all(s["enabled"] for s in status.values())
 
 
@@ -66,6 +67,7 @@ def replaced_functions():
     """lever -> (its pinned part, one pinned function, what is in place now, the lever's own and the stack's own)."""
     from executorch.exir import tracer
     from torch._decomp import decompositions_for_rng as rng
+    from torch.fx import graph_module
 
     return {
         "pass_construction": ("pass_construction", "executorch.exir.pass_base._ExportPassBase.__init__",
@@ -78,10 +80,14 @@ def replaced_functions():
         "rng_placeholders": ("rng_placeholders", "torch._decomp.decompositions_for_rng.PhiloxState.reset",
                              lambda: rng.PhiloxState.reset, rng_placeholders._reset,
                              lambda: rng_placeholders._replaced.own),
+        "graph_recompile": ("graph_recompile", "torch.fx.graph_module._exec_with_source",
+                            lambda: graph_module._exec_with_source, graph_recompile._exec_with_source,
+                            lambda: graph_recompile._exec_replaced.own),
     }
 
 
-@pytest.mark.parametrize("lever", ["pass_construction", "decomposition_tables", "rng_placeholders"])
+@pytest.mark.parametrize("lever", ["pass_construction", "decomposition_tables", "rng_placeholders",
+                                   "graph_recompile"])
 def test_switched_off_puts_the_stack_own_function_back(lever):
     _, _, in_place, ours, own = replaced_functions()[lever]
     assert in_place() is ours
@@ -93,7 +99,8 @@ def test_switched_off_puts_the_stack_own_function_back(lever):
     assert in_place() is ours
 
 
-@pytest.mark.parametrize("lever", ["pass_construction", "decomposition_tables", "rng_placeholders"])
+@pytest.mark.parametrize("lever", ["pass_construction", "decomposition_tables", "rng_placeholders",
+                                   "graph_recompile"])
 def test_a_changed_source_switches_a_lever_off_loudly(lever, monkeypatch):
     part, dotted, in_place, ours, own = replaced_functions()[lever]
     module = levers.LEVERS[lever]
@@ -265,13 +272,99 @@ def test_the_rng_placeholders_are_plain_empty_tensors_unless_rng_ops_are_functio
     assert isinstance(state.seed, FakeTensor)  # torch's own reset, inside the trace's mode
 
 
+# --- graph_recompile ----------------------------------------------------------------------------------------------
+
+NESTED_SOURCE = """
+import math
+def forward(self, x):
+    scale = lambda v: v * math.pi
+    class Holder:
+        def get(self):
+            return (lambda: x)()
+    return scale(Holder().get())
+"""
+
+
+def code_objects(code):
+    yield code
+    for const in code.co_consts:
+        if type(const) is type(code):
+            yield from code_objects(const)
+
+
+def test_a_remembered_compile_is_byte_for_byte_what_compile_gives_under_the_new_filename(monkeypatch):
+    import marshal
+
+    seen = []
+    remembered = graph_recompile.compiled
+
+    def recording(src, filename):
+        seen.append(src)
+        return remembered(src, filename)
+
+    monkeypatch.setattr(graph_recompile, "compiled", recording)
+    with levers.switched(True, only=["graph_recompile"]):
+        assert workbench.run_case("cumsum", "float32", "TOSA-1.0+FP").outcome.value == "delegated"
+    assert len(seen) > len(set(seen)) > 5  # the lowering compiled sources, most of them more than once
+    for number, src in enumerate([*set(seen), NESTED_SOURCE]):
+        for filename in (f"<eval_with_key>.first{number}", f"<eval_with_key>.second{number}"):
+            found = graph_recompile.compiled(src, filename)
+            expected = compile(src, filename, "exec", dont_inherit=True)
+            # Version 2: no back-references, whose flags depend on reference counts rather than on the code.
+            assert marshal.dumps(found, 2) == marshal.dumps(expected, 2)
+            assert {code.co_filename for code in code_objects(found)} == {filename}
+    assert len(list(code_objects(graph_recompile.compiled(NESTED_SOURCE, "x")))) == 6  # module, forward, two lambdas, class body, get
+
+
+@pytest.mark.parametrize("on", [True, False])
+def test_a_recompiled_graph_module_runs_and_shows_its_own_source_with_the_lever_on_and_off(on):
+    import torch
+    from torch.fx import graph_module
+
+    with levers.switched(on, only=["graph_recompile"]):
+        first = torch.fx.symbolic_trace(lambda x: torch.relu(x) + 1)
+        second = torch.fx.symbolic_trace(lambda x: torch.relu(x) + 1)
+        assert graph_recompile.status()["installed"] is on
+    assert first.code == second.code
+    filenames = {module.forward.__code__.co_filename for module in (first, second)}
+    assert len(filenames) == 2  # one source, and still each module has its own filename with the source under it
+    for filename in filenames:
+        assert "torch.relu" in graph_module._loader.get_source(filename)
+    assert torch.equal(second(torch.tensor([-1.0, 2.0])), torch.tensor([1.0, 3.0]))
+
+
+def test_remembered_parameter_names_are_inspect_own_and_follow_a_changed_function():
+    import functools
+    import inspect
+
+    from torch.fx.graph import CodeGen
+
+    generator = CodeGen()
+    for method in (generator.gen_fn_def, generator.generate_output, generator.process_inputs):
+        assert set(graph_recompile.parameter_names(method)) == set(inspect.signature(method).parameters)
+
+    class Emitter:
+        def emit(self, first, *, expanded_def=False):
+            return first, expanded_def
+
+    emitter = Emitter()
+    assert graph_recompile.parameter_names(emitter.emit) == {"first", "expanded_def"}
+    Emitter.emit.__code__ = (lambda self, first: first).__code__  # a changed function is asked again
+    assert graph_recompile.parameter_names(emitter.emit) == {"first"}
+    wrapped = functools.wraps(lambda self, other: None)(lambda *args, **kwargs: None)  # inspect follows __wrapped__
+    assert set(graph_recompile.parameter_names(wrapped.__get__(emitter))) == set(
+        inspect.signature(wrapped.__get__(emitter)).parameters)
+    assert graph_recompile._call_method_with_signature_check(generator, emitter.emit, 1, expanded_def=True) == 1
+
+
 # --- the whole catalogue ------------------------------------------------------------------------------------------
 
 PROFILES = ("TOSA-1.0+INT", "TOSA-1.0+FP")
 OPERATORS = catalogue.names()
 # In the order they are switched off along the chain: the decomposition cache last, since a state without it is
 # the slowest by far and this way only one state lacks it.
-IN_PROCESS = ("rng_placeholders", "decomposition_tables", "pass_construction", "decomposition_cache")
+IN_PROCESS = ("graph_recompile", "rng_placeholders", "decomposition_tables", "pass_construction",
+              "decomposition_cache")
 
 
 def lever_states():

@@ -6,7 +6,8 @@
 - `levers`: the speed levers, each switchable and guarded: `decomposition_cache` (torch.export's
   model-independent work), `pass_construction` (executorch's passes without an empty GraphModule each),
   `decomposition_tables` (decomposition tables built and split once), `rng_placeholders` (the rng tracker's
-  placeholders without fake tensors), `warm_parent` (forked workers start warm), `worker_reuse` (sweep workers
+  placeholders without fake tensors), `graph_recompile` (GraphModule recompiles without compiling a source
+  twice), `warm_parent` (forked workers start warm), `worker_reuse` (sweep workers
   run group after group), and the `switch` they share;
   `pinned_sources`: the sources the levers were written for;
 - `profiles`: TOSA profile strings as executorch's TosaSpecification reads them;

@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import contextlib
 
-from . import (decomposition_cache, decomposition_tables, pass_construction, rng_placeholders, warm_parent,
-               worker_reuse)
+from . import (decomposition_cache, decomposition_tables, graph_recompile, pass_construction, rng_placeholders,
+               warm_parent, worker_reuse)
 
 LEVERS = {
     "decomposition_cache": decomposition_cache,  # torch.export's registry work once per process
     "pass_construction": pass_construction,  # executorch's passes without an empty GraphModule each
     "decomposition_tables": decomposition_tables,  # decomposition tables built and split once per registry state
     "rng_placeholders": rng_placeholders,  # the rng tracker's placeholders made without fake tensors
+    "graph_recompile": graph_recompile,  # GraphModule recompiles without compiling a source twice
     "warm_parent": warm_parent,  # forked case processes start from a parent that has lowered a few cases
     "worker_reuse": worker_reuse,  # sweep workers run one case group after another
 }
@@ -33,6 +34,7 @@ def install() -> None:
     pass_construction.install()
     decomposition_tables.install()
     rng_placeholders.install()
+    graph_recompile.install()
     decomposition_cache.install()  # last: it freezes what is alive, so forks inherit it
 
 

@@ -7,7 +7,8 @@ the installed source with these, and a part whose source differs stays off (its 
 - "pass_construction": ExportPass.__init__, reproduced, and how the rest uses an interpreter's module;
 - "tables": the decomposition tables memoised (decomposition_tables.py): executorch's default table, the layout of
   torch's CustomDecompTable it copies, what builds the table, and the split it memoises with what that reads;
-- "rng_placeholders": the rng tracker's reset and every function that reads what it sets (rng_placeholders.py).
+- "rng_placeholders": the rng tracker's reset and every function that reads what it sets (rng_placeholders.py);
+- "graph_recompile": the two fx functions a GraphModule recompile calls that graph_recompile.py reproduces.
 """
 
 PINNED_SOURCES = {
@@ -57,8 +58,13 @@ PINNED_SOURCES = {
         "torch._functorch._aot_autograd.graph_capture_wrappers.create_functionalized_rng_ops_wrapper":
             "52a1379cc6f7ab74",
     },
+    "graph_recompile": {
+        "torch.fx.graph_module._exec_with_source": "3a1510761d07726e",
+        "torch.fx.graph.CodeGen._call_method_with_signature_check": "73502d8b65f8fb09",
+    },
 }
 LEVER_PARTS = {"memo": "the decomposition cache's memo", "override": "the decomposition cache's faster override",
                "pass_construction": "passes built over one shared empty GraphModule",
                "tables": "decomposition tables built and split once per registry state",
-               "rng_placeholders": "the rng tracker's placeholders made without fake tensors"}
+               "rng_placeholders": "the rng tracker's placeholders made without fake tensors",
+               "graph_recompile": "GraphModule recompiles without compiling a source twice"}
