@@ -134,6 +134,53 @@ def test_the_shared_empty_module_stays_empty_through_lowerings():
     assert pass_construction.pristine() and pass_construction.status()["pristine"]
 
 
+@pytest.mark.parametrize("on", [True, False])
+def test_a_pass_gets_its_own_interpreter_and_tracer_built_on_first_read_or_at_once(on):
+    from executorch.exir.pass_base import ExportPass, _ExportPassBase
+
+    class Plain(ExportPass):
+        pass
+
+    class OwnTracer(ExportPass):
+        tracer = None  # a class attribute of its own: executorch's __init__ sets the instance's over it
+
+    with levers.switched(on, only=["pass_construction"]):
+        first, second, own = Plain(), Plain(), OwnTracer()
+        assert ("tracer" in _ExportPassBase.__dict__) is on
+        assert ("tracer" in vars(first), "interpreter" in vars(first)) == (not on, not on)
+        tracer = first.tracer
+        assert type(tracer) is Plain.ExportTracer and tracer.callback is first and not tracer.graph.nodes
+        assert first.tracer is tracer and vars(first)["tracer"] is tracer  # built once, then a plain attribute
+        assert second.tracer is not tracer and first.interpreter is not second.interpreter
+        if on:
+            assert first.interpreter.module is second.interpreter.module is pass_construction._empty_graph_module()
+        first.tracer = "swapped"  # as call_submodule swaps it
+        assert first.tracer == "swapped"
+        assert type(vars(own)["tracer"]) is OwnTracer.ExportTracer
+    assert ("tracer" in _ExportPassBase.__dict__) is pass_construction.enabled()  # the block's state is undone
+
+
+def test_a_changed_tracer_source_builds_tracers_at_once_again_and_keeps_the_shared_module(monkeypatch):
+    from executorch.exir.pass_base import ExportPass, _ExportPassBase
+
+    pinned = dict(internals.PINNED_SOURCES["pass_tracers"])
+    pinned["torch.fx.graph.Graph.__init__"] = "0" * 16
+    monkeypatch.setitem(internals.PINNED_SOURCES, "pass_tracers", pinned)
+    monkeypatch.setattr(pass_construction, "_pinned_tracers", internals.PinnedPart("pass_tracers"))
+    internals.forget()
+    try:
+        with pytest.warns(internals.StackWarning, match="pass_tracers"):
+            with levers.switched(True, only=["pass_construction"]):
+                assert export_pass_init() is pass_construction._init and "tracer" not in _ExportPassBase.__dict__
+                assert "tracer" in vars(ExportPass())
+                assert "Graph.__init__" in pass_construction.status()["unavailable"][0]
+    finally:
+        internals.forget()
+    monkeypatch.undo()
+    with levers.switched(True, only=["pass_construction"]):
+        assert "tracer" in _ExportPassBase.__dict__
+
+
 def test_the_parent_warms_once_and_a_failing_warm_up_case_is_reported_not_raised(monkeypatch):
     monkeypatch.setattr(warm_parent, "_state", {"warmed": False, "seconds": None, "failures": []})
     ran = []

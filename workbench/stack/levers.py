@@ -16,7 +16,7 @@ from . import (decomposition_cache, decomposition_tables, graph_recompile, pass_
 
 LEVERS = {
     "decomposition_cache": decomposition_cache,  # torch.export's registry work once per process
-    "pass_construction": pass_construction,  # executorch's passes without an empty GraphModule each
+    "pass_construction": pass_construction,  # executorch's passes without an empty GraphModule each, tracers lazily
     "decomposition_tables": decomposition_tables,  # decomposition tables built and split once per registry state
     "rng_placeholders": rng_placeholders,  # the rng tracker's placeholders made without fake tensors
     "graph_recompile": graph_recompile,  # GraphModule recompiles without compiling a source twice

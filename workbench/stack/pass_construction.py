@@ -1,23 +1,36 @@
-"""executorch's passes built without compiling an empty GraphModule each.
+"""executorch's passes built without compiling an empty GraphModule each, and without an interpreter and tracer
+until a pass uses them.
 
 Why
 ---
 `ExportPass.__init__` (executorch.exir.pass_base) gives every pass instance an interpreter over a new empty
-`torch.fx.GraphModule`: a new GraphModule class, Python source generated for an empty graph and compiled, about
-half a millisecond. The Arm pass manager builds some 170 pass instances per lowering, so a warm one-operator case
-spent some 70 ms on empty graphs, more than on its own graph.
+`torch.fx.GraphModule` (a new GraphModule class, Python source generated for an empty graph and compiled, about
+half a millisecond) and a tracer (an `nn.Module` root, an empty `Graph`, the proxy trackers). The Arm pass
+manager builds some 170 pass instances per lowering, of which fewer than ten run `ExportPass.call`, the only
+code that uses either; a warm one-operator case spent some 70 ms on empty graphs, more than on its own graph,
+and then still some 8 ms on tracers nothing used.
 
 What changes, and why results stay identical
 --------------------------------------------
 `ExportPass.__init__` is replaced by the same five statements, the interpreter built over one empty GraphModule
-made once per process. Each instance still gets its own `torch.fx.Interpreter` and tracer. The module is only
-read: `Interpreter.__init__` reads its submodules and graph (none), and an ExportPass uses its interpreter only
-in `ExportPass._fx`, as `getattr(self.interpreter, kind)(target, args, kwargs)`, where call_function and
-call_method never touch the module and get_attr/call_module on an empty module fail the same way on a shared
-one. Nothing in executorch reads `.interpreter.module`. Those three functions are pinned by the hash of their
-source (internals.PINNED_SOURCES["pass_construction"]); with any other source executorch's own `__init__`
-stays, a warning says so once, and `workbench doctor` says why. `pristine()` checks the shared module is still
-empty; the lever's test and `status()` use it.
+made once per process, and the interpreter and tracer built when an instance first reads them rather than in
+`__init__`:
+
+- Each instance still gets its own `torch.fx.Interpreter` and tracer. The module is only read:
+  `Interpreter.__init__` reads its submodules and graph (none), and an ExportPass uses its interpreter only in
+  `ExportPass._fx`, as `getattr(self.interpreter, kind)(target, args, kwargs)`, where call_function and
+  call_method never touch the module and get_attr/call_module on an empty module fail the same way on a shared
+  one. Nothing in executorch reads `.interpreter.module`. `pristine()` checks the shared module is still empty;
+  the lever's test and `status()` use it.
+- Built later, they are the same objects: what builds them (the interpreter's and the tracers' `__init__`, an
+  empty `Graph`, `CodeGen` and root `Node`, an `nn.Module`) reads only its arguments, never a setting or a
+  counter. Two descriptors on `_ExportPassBase` build them on first read and store them on the instance, so
+  that every later read, and every assignment (`call_submodule` swaps both), is a plain attribute as before. A
+  pass class that has an `interpreter` or `tracer` attribute of its own is built as before.
+
+Those functions are pinned by the hash of their source (internals.PINNED_SOURCES["pass_construction"], and
+["pass_tracers"] for what builds an interpreter and tracer); with any other source executorch's own `__init__`
+stays (or the two are built in `__init__` again), a warning says so once, and `workbench doctor` says why.
 
 `WORKBENCH_PASS_CONSTRUCTION=0` turns it off for the process; `switched(False)` for a block.
 """
@@ -33,13 +46,21 @@ ENVIRONMENT_VARIABLE = "WORKBENCH_PASS_CONSTRUCTION"
 _HOME = "executorch.exir.pass_base"
 _replaced = Replacement(_HOME, "_ExportPassBase.__init__")
 _pinned = internals.PinnedPart("pass_construction")
+_pinned_tracers = internals.PinnedPart("pass_tracers")
 
 
 def _apply() -> None:
     if not (_switch.on or _replaced.own):
         return  # off and never replaced anything: nothing to put back
     _replaced.record()
-    _replaced.put(_init, _switch.on and _pinned.usable())
+    use = _switch.on and _pinned.usable()
+    _replaced.put(_init, use)
+    owner = _replaced.owner()
+    for built in _BUILT_ON_FIRST_READ:
+        if use and _pinned_tracers.usable():
+            setattr(owner, built.name, built)
+        elif owner.__dict__.get(built.name) is built:
+            delattr(owner, built.name)
 
 
 _switch = Switch(ENVIRONMENT_VARIABLE, _apply)
@@ -60,13 +81,43 @@ def pristine() -> bool:
             and not module._buffers)
 
 
-def _init(self) -> None:
-    # executorch.exir.pass_base._ExportPassBase.__init__, statement for statement, over the shared empty module.
+def _new_interpreter(instance):
     import torch
+
+    return torch.fx.Interpreter(_empty_graph_module())
+
+
+def _new_tracer(instance):
     from torch.fx.graph import CodeGen
 
-    self.interpreter = torch.fx.Interpreter(_empty_graph_module())
-    self.tracer = self.ExportTracer(self, CodeGen())
+    return instance.ExportTracer(instance, CodeGen())
+
+
+class _BuiltOnFirstRead:
+    """A class attribute that builds the instance's own value on first read and stores it on the instance, where
+    every later read and assignment finds it (a non-data descriptor: the instance's dictionary comes first)."""
+
+    def __init__(self, name: str, build):
+        self.name, self.build = name, build
+
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self
+        value = self.build(instance)
+        instance.__dict__[self.name] = value
+        return value
+
+
+_BUILT_ON_FIRST_READ = (_BuiltOnFirstRead("interpreter", _new_interpreter), _BuiltOnFirstRead("tracer", _new_tracer))
+
+
+def _init(self) -> None:
+    # executorch.exir.pass_base._ExportPassBase.__init__, statement for statement, over the shared empty module,
+    # with the interpreter and tracer built on first read where the class leaves that to the descriptors.
+    cls = type(self)
+    for built in _BUILT_ON_FIRST_READ:
+        if getattr(cls, built.name, None) is not built:  # the pass class has its own: build as executorch does
+            setattr(self, built.name, built.build(self))
     self.fake_tensor_mode = None
     self._initialized = True
     self.node_debug_str = None
@@ -75,4 +126,4 @@ def _init(self) -> None:
 def status() -> dict:
     installed = _replaced.in_place(_init)
     return {"enabled": _switch.on, "installed": installed, "pristine": pristine() if installed else None,
-            "unavailable": _pinned.why_not()}
+            "unavailable": _pinned.why_not() + _pinned_tracers.why_not()}

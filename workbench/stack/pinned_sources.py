@@ -5,6 +5,7 @@ the installed source with these, and a part whose source differs stays off (its 
 - "memo": what the decomposition memo's fingerprint covers (decomposition_cache.py);
 - "override": what its override reproduces;
 - "pass_construction": ExportPass.__init__, reproduced, and how the rest uses an interpreter's module;
+- "pass_tracers": what builds a pass's interpreter and tracer, which pass_construction builds on first read;
 - "tables": the decomposition tables memoised (decomposition_tables.py): executorch's default table, the layout of
   torch's CustomDecompTable it copies, what builds the table, and the split it memoises with what that reads;
 - "rng_placeholders": the rng tracker's reset and every function that reads what it sets (rng_placeholders.py);
@@ -36,6 +37,16 @@ PINNED_SOURCES = {
         "torch.fx.interpreter.Interpreter.call_function": "fb396d3a46b3242c",
         "torch.fx.interpreter.Interpreter.call_method": "e729261aa48179b6",
     },
+    "pass_tracers": {
+        "executorch.exir.pass_base._ExportPassBase.ExportTracer.__init__": "8155e8b82c4c174f",
+        "torch.fx.experimental.proxy_tensor.PythonKeyTracer.__init__": "58082a381e161778",
+        "torch.fx.experimental.proxy_tensor._init_proxy_trackers": "d54cf42886f67623",
+        "torch.fx._symbolic_trace.Tracer.__init__": "7f4d462d05f6bc8f",
+        "torch.fx.graph.Graph.__init__": "635de16c26e3497d",
+        "torch.fx.graph.CodeGen.__init__": "0f2cd4b96c3b793c",
+        "torch.fx.node.Node.__init__": "b533c3a8dfb156a8",
+        "torch.nn.modules.module.Module.__init__": "eac5af286a7d471f",
+    },
     "tables": {
         "executorch.exir.tracer._default_decomposition_table": "e59f18ff03bf06dc",
         "torch.export.exported_program.default_decompositions": "04bad0c5cb51e8c8",
@@ -65,6 +76,7 @@ PINNED_SOURCES = {
 }
 LEVER_PARTS = {"memo": "the decomposition cache's memo", "override": "the decomposition cache's faster override",
                "pass_construction": "passes built over one shared empty GraphModule",
+               "pass_tracers": "pass interpreters and tracers built on first read",
                "tables": "decomposition tables built and split once per registry state",
                "rng_placeholders": "the rng tracker's placeholders made without fake tensors",
                "graph_recompile": "GraphModule recompiles without compiling a source twice"}

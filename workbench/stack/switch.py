@@ -51,6 +51,10 @@ class Replacement:
         self.home, self.path = home, path
         self.own = None  # the stack's own object, once recorded
 
+    def owner(self):
+        """The module or class that holds the attribute."""
+        return self._owner_and_name()[0]
+
     def _owner_and_name(self):
         *owners, name = self.path.split(".")
         owner = importlib.import_module(self.home)
