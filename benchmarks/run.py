@@ -77,7 +77,7 @@ PYTEST_TIMEOUT_S = 1200
 # The levers that act within this process, each also timed alone off in section 1 (warm_parent and worker_reuse
 # act on forked sweep workers only: section 10).
 IN_PROCESS_LEVERS = ("decomposition_cache", "pass_construction", "decomposition_tables", "rng_placeholders",
-                     "graph_recompile")
+                     "graph_recompile", "provenance_copies")
 
 
 # -- the same work done by hand ------------------------------------------------------------------------------------
@@ -756,9 +756,10 @@ METHOD = [
     "  once per process), pass_construction (executorch's passes built without an empty GraphModule each),",
     "  decomposition_tables (executorch's default table and torch's split of a table, once per registry state),",
     "  rng_placeholders (the rng tracker's empty placeholders made without fake tensors), graph_recompile (fx",
-    "  GraphModule recompiles without compiling a source twice), warm_parent (sweep workers forked from a parent",
-    "  that has lowered a few cases) and worker_reuse (each sweep worker runs group after group; both section 10",
-    "  only). Sweeps and the explorer run with all on.",
+    "  GraphModule recompiles without compiling a source twice), provenance_copies (fx provenance records copied",
+    "  without deepcopy's general machinery), warm_parent (sweep workers forked from a parent that has lowered a",
+    "  few cases) and worker_reuse (each sweep worker runs group after group; both section 10 only). Sweeps and",
+    "  the explorer run with all on.",
     "- Sweeps: `workbench.sweep` on a fresh cache folder per worker count; its workers are forked from this",
     "  process, and each runs (operator, dtype) groups one after another. The warm-cache rows repeat the",
     "  2-worker sweep on its folder.",

@@ -13,7 +13,7 @@ from invariants import assert_consistent, comparable
 from probes import probe_with_environment
 from workbench import catalogue
 from workbench.stack import (decomposition_tables, graph_recompile, internals, levers, pass_construction,
-                             rng_placeholders, warm_parent, worker_reuse)
+                             provenance_copies, rng_placeholders, warm_parent, worker_reuse)
 from workbench.stack import loader as _stack
 
 
@@ -34,11 +34,12 @@ def export_pass_init():
 def test_every_lever_is_listed_with_its_environment_variable_and_is_on_by_default():
     status = levers.status()
     assert list(status) == levers.names() == ["decomposition_cache", "pass_construction", "decomposition_tables",
-                                              "rng_placeholders", "graph_recompile", "warm_parent", "worker_reuse"]
+                                              "rng_placeholders", "graph_recompile", "provenance_copies",
+                                              "warm_parent", "worker_reuse"]
     assert {s["environment_variable"] for s in status.values()} == {
         "WORKBENCH_DECOMPOSITION_CACHE", "WORKBENCH_PASS_CONSTRUCTION", "WORKBENCH_DECOMPOSITION_TABLES",
-        "WORKBENCH_RNG_PLACEHOLDERS", "WORKBENCH_GRAPH_RECOMPILE", "WORKBENCH_WARM_PARENT",
-        "WORKBENCH_WORKER_REUSE"}
+        "WORKBENCH_RNG_PLACEHOLDERS", "WORKBENCH_GRAPH_RECOMPILE", "WORKBENCH_PROVENANCE_COPIES",
+        "WORKBENCH_WARM_PARENT", "WORKBENCH_WORKER_REUSE"}
     assert all(s["enabled"] for s in status.values())
 
 
@@ -68,6 +69,7 @@ def replaced_functions():
     from executorch.exir import tracer
     from torch._decomp import decompositions_for_rng as rng
     from torch.fx import graph_module
+    from torch.fx import traceback as fx_traceback
 
     return {
         "pass_construction": ("pass_construction", "executorch.exir.pass_base._ExportPassBase.__init__",
@@ -83,11 +85,14 @@ def replaced_functions():
         "graph_recompile": ("graph_recompile", "torch.fx.graph_module._exec_with_source",
                             lambda: graph_module._exec_with_source, graph_recompile._exec_with_source,
                             lambda: graph_recompile._exec_replaced.own),
+        "provenance_copies": ("provenance_copies", "torch.fx.traceback.NodeSource",
+                              lambda: fx_traceback.NodeSource.__init__, provenance_copies._init,
+                              lambda: provenance_copies._replaced.own),
     }
 
 
 @pytest.mark.parametrize("lever", ["pass_construction", "decomposition_tables", "rng_placeholders",
-                                   "graph_recompile"])
+                                   "graph_recompile", "provenance_copies"])
 def test_switched_off_puts_the_stack_own_function_back(lever):
     _, _, in_place, ours, own = replaced_functions()[lever]
     assert in_place() is ours
@@ -100,7 +105,7 @@ def test_switched_off_puts_the_stack_own_function_back(lever):
 
 
 @pytest.mark.parametrize("lever", ["pass_construction", "decomposition_tables", "rng_placeholders",
-                                   "graph_recompile"])
+                                   "graph_recompile", "provenance_copies"])
 def test_a_changed_source_switches_a_lever_off_loudly(lever, monkeypatch):
     part, dotted, in_place, ours, own = replaced_functions()[lever]
     module = levers.LEVERS[lever]
@@ -404,14 +409,89 @@ def test_remembered_parameter_names_are_inspect_own_and_follow_a_changed_functio
     assert graph_recompile._call_method_with_signature_check(generator, emitter.emit, 1, expanded_def=True) == 1
 
 
+# --- provenance_copies --------------------------------------------------------------------------------------------
+
+
+class CopiedItsOwnWay:
+    """A value deepcopy must hand to the object's own __deepcopy__ (it counts how often it is asked)."""
+
+    asked = 0
+
+    def __deepcopy__(self, memo):
+        CopiedItsOwnWay.asked += 1
+        return CopiedItsOwnWay()
+
+
+def provenance_trees(monkeypatch) -> list:
+    """The provenance trees NodeSource copies while a model case with a quantized profile lowers."""
+    trees = []
+    real = provenance_copies.copied
+
+    def recording(tree):
+        trees.append(tree)
+        return real(tree)
+
+    monkeypatch.setattr(provenance_copies, "copied", recording)
+    with levers.switched(True, only=["provenance_copies"]):
+        assert workbench.run_case("small_cnn", "qint8", "TOSA-1.0+INT").outcome.value == "partial"
+    monkeypatch.undo()
+    return trees
+
+
+def test_a_provenance_copy_pickles_to_the_bytes_of_deepcopy_own(monkeypatch):
+    import copy
+    import pickle
+
+    from torch.fx.traceback import NodeSource, NodeSourceAction
+
+    trees = provenance_trees(monkeypatch)
+    def depth(tree) -> int:
+        return 1 + max((depth(source.from_node) for source in tree), default=0)
+
+    assert len(trees) > 100 and max(depth(tree) for tree in trees) >= 3  # nested provenance among them
+    shared = NodeSource(None, "shared", NodeSourceAction.CREATE)
+    shared.to_dict()  # its cached dict, which a parent's cached dict refers to
+    odd = NodeSource(None, "odd")
+    odd.extra = (1, ["a"], {"b": 2.5})  # a tuple: deepcopy's own way
+    own_way = NodeSource(None, "own way")
+    own_way.__deepcopy__ = lambda memo: "copied its own way"  # deepcopy asks the instance too
+    trees.append([shared, odd, shared, [shared], {"x": shared, "y": None}, own_way])
+    for tree in trees:
+        assert pickle.dumps(provenance_copies.copied(tree)) == pickle.dumps(copy.deepcopy(tree))
+    mixed = [shared, CopiedItsOwnWay(), CopiedItsOwnWay()]
+    asked = CopiedItsOwnWay.asked
+    found = provenance_copies.copied(mixed)
+    assert CopiedItsOwnWay.asked == asked + 2 and found[0] is not shared and found[0].to_dict() == shared.to_dict()
+
+
+def test_a_provenance_copy_shares_nothing_mutable_with_the_original(monkeypatch):
+    import enum
+
+    trees = [tree for tree in provenance_trees(monkeypatch) if tree]
+
+    def mutable_ids(value, seen):  # lists, dicts and objects (an Enum member is itself in every copy)
+        if isinstance(value, (list, dict)) or hasattr(value, "__dict__") and not isinstance(value, enum.Enum):
+            if id(value) in seen:
+                return seen
+            seen.add(id(value))
+            children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else (
+                vars(value).values())
+            for child in children:
+                mutable_ids(child, seen)
+        return seen
+
+    for tree in trees[:50]:
+        assert not mutable_ids(tree, set()) & mutable_ids(provenance_copies.copied(tree), set())
+
+
 # --- the whole catalogue ------------------------------------------------------------------------------------------
 
 PROFILES = ("TOSA-1.0+INT", "TOSA-1.0+FP")
 OPERATORS = catalogue.names()
 # In the order they are switched off along the chain: the decomposition cache last, since a state without it is
 # the slowest by far and this way only one state lacks it.
-IN_PROCESS = ("graph_recompile", "rng_placeholders", "decomposition_tables", "pass_construction",
-              "decomposition_cache")
+IN_PROCESS = ("provenance_copies", "graph_recompile", "rng_placeholders", "decomposition_tables",
+              "pass_construction", "decomposition_cache")
 
 
 def lever_states():

@@ -78,7 +78,8 @@ def test_doctor_lists_versions_backend_hooks_and_the_speed_levers(fresh_verdicts
     assert len(names) == len(internals.HOOKS) and set(names.values()) == {"ok"}
     assert any("_rejected_nodes" in name for name in names)
     assert set(found["speed_levers"]) == {"decomposition_cache", "pass_construction", "decomposition_tables",
-                                          "rng_placeholders", "graph_recompile", "warm_parent", "worker_reuse"}
+                                          "rng_placeholders", "graph_recompile", "provenance_copies",
+                                          "warm_parent", "worker_reuse"}
     assert all(lever["enabled"] and lever["why"].startswith("on") for lever in found["speed_levers"].values())
     assert found["speed_levers"]["decomposition_cache"]["installed"]
     assert found["speed_levers"]["pass_construction"]["installed"]

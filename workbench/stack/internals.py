@@ -2,8 +2,8 @@
 
 Outside this module nothing in the workbench reads a private attribute of torch or executorch: it calls the
 accessors below. The exceptions are the speed levers that replace a torch or executorch function
-(decomposition_cache.py, pass_construction.py, decomposition_tables.py, rng_placeholders.py, graph_recompile.py):
-what they reproduce or rely on is pinned by the hash of its source (`PINNED_SOURCES`, listed in
+(decomposition_cache.py, pass_construction.py, decomposition_tables.py, rng_placeholders.py, graph_recompile.py,
+provenance_copies.py): what they reproduce or rely on is pinned by the hash of its source (`PINNED_SOURCES`, listed in
 pinned_sources.py, checked here by `PinnedPart`), and each part switches itself off when one of its functions
 changes. Each `Hook` names what it reads, what the workbench uses it for, and what is lost without it:
 

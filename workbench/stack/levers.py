@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import contextlib
 
-from . import (decomposition_cache, decomposition_tables, graph_recompile, pass_construction, rng_placeholders,
-               warm_parent, worker_reuse)
+from . import (decomposition_cache, decomposition_tables, graph_recompile, pass_construction, provenance_copies,
+               rng_placeholders, warm_parent, worker_reuse)
 
 LEVERS = {
     "decomposition_cache": decomposition_cache,  # torch.export's registry work once per process
@@ -20,6 +20,7 @@ LEVERS = {
     "decomposition_tables": decomposition_tables,  # decomposition tables built and split once per registry state
     "rng_placeholders": rng_placeholders,  # the rng tracker's placeholders made without fake tensors
     "graph_recompile": graph_recompile,  # GraphModule recompiles without compiling a source twice
+    "provenance_copies": provenance_copies,  # fx provenance records copied without deepcopy's general machinery
     "warm_parent": warm_parent,  # forked case processes start from a parent that has lowered a few cases
     "worker_reuse": worker_reuse,  # sweep workers run one case group after another
 }
@@ -35,6 +36,7 @@ def install() -> None:
     decomposition_tables.install()
     rng_placeholders.install()
     graph_recompile.install()
+    provenance_copies.install()
     decomposition_cache.install()  # last: it freezes what is alive, so forks inherit it
 
 

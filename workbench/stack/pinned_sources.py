@@ -9,7 +9,8 @@ the installed source with these, and a part whose source differs stays off (its 
 - "tables": the decomposition tables memoised (decomposition_tables.py): executorch's default table, the layout of
   torch's CustomDecompTable it copies, what builds the table, and the split it memoises with what that reads;
 - "rng_placeholders": the rng tracker's reset and every function that reads what it sets (rng_placeholders.py);
-- "graph_recompile": the two fx functions a GraphModule recompile calls that graph_recompile.py reproduces.
+- "graph_recompile": the two fx functions a GraphModule recompile calls that graph_recompile.py reproduces;
+- "provenance_copies": fx's provenance record and the deepcopy algorithm provenance_copies.py reproduces for it.
 """
 
 PINNED_SOURCES = {
@@ -73,10 +74,17 @@ PINNED_SOURCES = {
         "torch.fx.graph_module._exec_with_source": "3a1510761d07726e",
         "torch.fx.graph.CodeGen._call_method_with_signature_check": "73502d8b65f8fb09",
     },
+    "provenance_copies": {
+        "torch.fx.traceback.NodeSource": "0e29c3d55d6345c3",
+        "torch.fx.traceback.NodeSourceAction": "4aa403017f882e56",
+        "enum.Enum.__deepcopy__": "dc1aa621fe8b9515",
+        "copy": "27dcfc53a4b9d4fb",  # the standard library's copy module, whole
+    },
 }
 LEVER_PARTS = {"memo": "the decomposition cache's memo", "override": "the decomposition cache's faster override",
                "pass_construction": "passes built over one shared empty GraphModule",
                "pass_tracers": "pass interpreters and tracers built on first read",
                "tables": "decomposition tables built and split once per registry state",
                "rng_placeholders": "the rng tracker's placeholders made without fake tensors",
-               "graph_recompile": "GraphModule recompiles without compiling a source twice"}
+               "graph_recompile": "GraphModule recompiles without compiling a source twice",
+               "provenance_copies": "fx provenance records copied without deepcopy's general machinery"}
