@@ -14,8 +14,8 @@ What changes, and why results stay identical
    remembered per source text. `compile(src, filename, "exec", dont_inherit=True)` depends on the text and the
    filename alone (the interpreter's flags are fixed for the process), and the filename is in nothing but each
    code object's `co_filename`; so the remembered code with every nested `co_filename` set to this call's
-   filename is what `compile` would return here, and its `marshal` bytes are the same (the lever's test checks
-   that). The source is still registered with torch's loader under a new filename each time, so tracebacks and
+   filename is what `compile` would return here: the lever's test checks their `marshal` bytes are the same
+   (format 2, whose bytes do not depend on reference counts). The source is still registered with torch's loader under a new filename each time, so tracebacks and
    `linecache` show what they showed.
 2. `torch.fx.graph.CodeGen._call_method_with_signature_check` is replaced by the same filter, with the parameter
    names remembered per code object for a bound plain function that has neither `__wrapped__` nor
