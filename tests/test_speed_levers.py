@@ -144,7 +144,7 @@ def test_a_pass_gets_its_own_interpreter_and_tracer_built_on_first_read_or_at_on
     from executorch.exir.pass_base import ExportPass, _ExportPassBase
 
     class Plain(ExportPass):
-        pass
+        """A pass class with no interpreter or tracer attribute of its own."""
 
     class OwnTracer(ExportPass):
         tracer = None  # a class attribute of its own: executorch's __init__ sets the instance's over it

@@ -120,16 +120,8 @@ def _copy(x, memo: dict, plain: tuple, enum_type):
         y.__dict__.update(_copy(x.__dict__, memo, plain, enum_type))
     else:
         return copy.deepcopy(x, memo)
-    _keep_alive(x, memo)
+    copy._keep_alive(x, memo)  # the pinned copy module's own: the originals outlive the memo's ids of them
     return y
-
-
-def _keep_alive(x, memo: dict) -> None:
-    # copy._keep_alive: the originals stay alive while the memo holds their ids.
-    try:
-        memo[id(memo)].append(x)
-    except KeyError:
-        memo[id(memo)] = [x]
 
 
 def status() -> dict:
