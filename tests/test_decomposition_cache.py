@@ -169,6 +169,70 @@ def test_a_python_only_composite_kernel_added_later_is_seen_as_without_the_cache
         library._destroy()
 
 
+def test_the_snapshot_check_sees_every_change_the_fingerprint_sees():
+    """A memo hit no longer takes the fingerprint: it checks that the objects the fingerprint was read from are
+    still what they were. Each registry change below moves the fingerprint; the check must see each one."""
+    namespace = f"wbcache{uuid.uuid4().hex[:8]}"
+    libraries = [torch.library.Library(namespace, "DEF")]
+
+    def define(name, schema, key="CompositeExplicitAutograd"):
+        libraries.append(torch.library.Library(namespace, "FRAGMENT"))  # one each, so each can be destroyed
+        libraries[-1].define(schema)
+        libraries[-1].impl(name, lambda x: x * 2.0, key)
+        return libraries[-1]
+
+    twice = define("twice", "twice(Tensor x) -> Tensor")
+    halved = define("halved", "halved(Tensor x) -> Tensor")
+    thrice = [define("thrice", "thrice(Tensor x) -> Tensor")]
+
+    def packets():
+        return getattr(torch.ops, namespace)
+
+    def thrice_made_anew():  # the packet leaves the namespace and comes back, last in its `_dir` as before
+        thrice[0]._destroy()
+        thrice[0] = define("thrice", "thrice(Tensor x) -> Tensor")
+        return packets().thrice
+
+    changes = {
+        "a namespace used for the first time": lambda: getattr(torch.ops, f"{namespace}_other"),
+        "a packet used for the first time": lambda: packets().twice.default,
+        "another packet used for the first time": lambda: packets().halved.default,
+        "a new overload of a packet in use": lambda: twice.define("twice.scaled(Tensor x, float s) -> Tensor"),
+        "a Python CIA kernel": lambda: packets().twice.default.py_impl(CIA)(lambda x: x * 2.0),
+        "a C++ CIA kernel": lambda: halved.impl("halved", lambda x: x / 2.0, "CompositeImplicitAutograd"),
+        "a packet used without its overloads": lambda: packets().thrice,
+        "a packet made anew under the same name": thrice_made_anew,
+        "a library destroyed": twice._destroy,
+    }
+    try:
+        with switched(True):
+            fingerprint, snapshot = decomposition_cache._registry_fingerprint()
+            assert snapshot.unchanged()
+            for what, change in changes.items():
+                change()
+                now, now_snapshot = decomposition_cache._registry_fingerprint()
+                assert now != fingerprint, f"{what} does not move the fingerprint: the test lost its point"
+                assert not snapshot.unchanged(), f"the snapshot check misses {what}"
+                assert now_snapshot.unchanged()
+                fingerprint, snapshot = now, now_snapshot
+                collect()  # and the memo follows
+                assert decomposition_cache._memo["fingerprint"] == now
+    finally:
+        for library in libraries:
+            library._destroy()
+
+
+def test_a_memo_hit_does_not_take_the_fingerprint(monkeypatch):
+    with switched(True):
+        collect()
+        taken = []
+        original = decomposition_cache._registry_fingerprint
+        monkeypatch.setattr(decomposition_cache, "_registry_fingerprint", lambda: taken.append(1) or original())
+        hits = decomposition_cache.status()["hits"]
+        collect()
+    assert decomposition_cache.status()["hits"] == hits + 1 and not taken
+
+
 def test_callers_get_their_own_copy():
     with switched(True):
         first = collect()

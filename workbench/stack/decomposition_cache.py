@@ -31,8 +31,9 @@ What this module changes, and why the results stay identical
    A new operator (`torch.library`, a library loaded on import, executorch's EDGE_DO_NOT_DECOMP copies), an
    extra overload, a new Python kernel or a destroyed library changes the fingerprint, and the next call
    recomputes. The fingerprint is taken after computing, because the computation itself materializes operators;
-   once that is done, a repeat changes nothing. It costs about a millisecond. Callers get a new set each time
-   (torch's split of a decomposition table removes items from what it gets).
+   once that is done, a repeat changes nothing. A hit does not take the fingerprint again: it checks that the
+   objects it was read from are all still as they were (`_Snapshot`). Callers get a new set each time (torch's
+   split of a decomposition table removes items from what it gets).
 2. `_override_composite_implicit_decomp` is replaced by the same code with those two registration helpers
    written inline: the same kernels, installed under the same conditions and in the same order, the same restore
    on exit. Only the decorator objects are no longer built. And what it installs on an operator is remembered
@@ -66,6 +67,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
+from itertools import repeat
+from operator import is_
 
 from . import internals
 from .switch import Switch
@@ -79,7 +82,7 @@ _OVERRIDE_HOME = "torch.export.exported_program"
 _originals: dict = {}  # (module name, attribute) -> torch's own function, saved before it is first replaced
 _usable: dict[str, bool] = {}  # "memo"/"override" -> whether the installed torch is the one checked against
 _why_not: dict[str, list[str]] = {}
-_memo: dict = {}  # fingerprint, ops (frozenset), held (the objects whose identities the fingerprint uses)
+_memo: dict = {}  # fingerprint, ops (frozenset), snapshot (the objects the fingerprint was read from, held)
 _counts = {"hits": 0, "misses": 0}
 _heap = {"frozen": False}  # whether this module froze the objects alive at install
 
@@ -202,47 +205,115 @@ def _check_sources() -> None:
 
 
 def _registry_fingerprint():
-    """What `_collect_all_valid_cia_ops` reads, outside the aten namespace (see the module docstring)."""
+    """What `_collect_all_valid_cia_ops` reads, outside the aten namespace (see the module docstring), and a
+    `_Snapshot` of the objects it was read from."""
     import torch
 
     cia = torch._C.DispatchKey.CompositeImplicitAutograd
     has_kernel = torch._C._dispatch_has_kernel
     namespace_type = torch._ops._OpNamespace
-    held = []
+    snapshot = _Snapshot()
     namespaces = []
     python_cia = []
     for namespace_name in torch.ops._dir:
         namespace = getattr(torch.ops, namespace_name)
+        snapshot.namespaces.append(namespace)
         if namespace_name == "aten" or not isinstance(namespace, namespace_type):
             namespaces.append((namespace_name, id(namespace)))
-            held.append(namespace)
             continue
+        snapshot.add_namespace(namespace)
         packets = []
         for packet_name in namespace._dir:
             packet = getattr(namespace, packet_name)
-            held.append(packet)
+            snapshot.add_packet(namespace, packet_name, packet)
             packets.append((id(packet), tuple(packet._overload_names)))
             for overload_name in packet._dir:
                 overload = getattr(packet, overload_name)
-                if cia in overload.py_kernels:
-                    held.append(overload)
-                    python_cia.append((id(overload), has_kernel(overload.name())))
+                python_kernel = cia in overload.py_kernels
+                answer = has_kernel(overload.name()) if python_kernel else None
+                snapshot.add_overload(packet, overload_name, overload, python_kernel, answer)
+                if python_kernel:
+                    python_cia.append((id(overload), answer))
         namespaces.append((namespace_name, id(namespace), tuple(packets)))
-        held.append(namespace)
-    cpp_cia = tuple(torch._C._dispatch_get_registrations_for_dispatch_key("CompositeImplicitAutograd"))
-    return (cpp_cia, tuple(namespaces), tuple(python_cia)), held
+    cpp_cia = torch._C._dispatch_get_registrations_for_dispatch_key("CompositeImplicitAutograd")
+    snapshot.ops_dir, snapshot.cpp_cia = list(torch.ops._dir), cpp_cia
+    return (tuple(cpp_cia), tuple(namespaces), tuple(python_cia)), snapshot
+
+
+class _Snapshot:
+    """The objects a fingerprint was read from, held (so their identities are not reused) and kept in flat lists,
+    so that `unchanged()` can check, with C-level passes and no new tuples, that reading them again would give
+    the same fingerprint: the same names in the same `_dir` lists, the same objects under them, the same
+    overload names, the same Python CIA kernels and C++ answers. Within a warm lowering that takes about 4 ms a
+    call instead of 6 (most of either is reaching objects the lowering has pushed out of the CPU's caches, and
+    the C++ query), and it makes no new tuples for the garbage collector to walk. Any difference, even one the
+    fingerprint would not show, sends the caller to the full fingerprint."""
+
+    def __init__(self):
+        self.namespaces = []  # every namespace in torch.ops._dir order
+        self.op_namespaces, self.namespace_dirs = [], []  # the operator namespaces read, and their _dir
+        self.packet_homes, self.packet_names, self.packets = [], [], []
+        self.overload_names, self.packet_dirs = [], []
+        self.overload_homes, self.overload_attributes, self.overloads, self.python_kernels = [], [], [], []
+        self.python_cia = []  # (overload with a Python CIA kernel, whether it has any C++ kernel)
+        self.ops_dir, self.cpp_cia = [], []  # torch.ops._dir and the C++ CIA registrations
+
+    def add_namespace(self, namespace) -> None:
+        self.op_namespaces.append(namespace)
+        self.namespace_dirs.append(list(namespace._dir))
+
+    def add_packet(self, namespace, name, packet) -> None:
+        self.packet_homes.append(namespace)
+        self.packet_names.append(name)
+        self.packets.append(packet)
+        self.overload_names.append(list(packet._overload_names))
+        self.packet_dirs.append(list(packet._dir))
+
+    def add_overload(self, packet, name, overload, python_kernel: bool, has_kernel) -> None:
+        self.overload_homes.append(packet)
+        self.overload_attributes.append(name)
+        self.overloads.append(overload)
+        self.python_kernels.append(python_kernel)
+        if python_kernel:
+            self.python_cia.append((overload, has_kernel))
+
+    def unchanged(self) -> bool:
+        import torch
+        from itertools import repeat
+        from operator import attrgetter, contains, is_
+
+        ops = torch.ops
+        has_kernel = torch._C._dispatch_has_kernel
+        cia = torch._C.DispatchKey.CompositeImplicitAutograd
+        return (ops._dir == self.ops_dir
+                and all(map(is_, map(getattr, repeat(ops), self.ops_dir), self.namespaces))
+                and list(map(attrgetter("_dir"), self.op_namespaces)) == self.namespace_dirs
+                and all(map(is_, map(getattr, self.packet_homes, self.packet_names), self.packets))
+                and list(map(attrgetter("_overload_names"), self.packets)) == self.overload_names
+                and list(map(attrgetter("_dir"), self.packets)) == self.packet_dirs
+                and all(map(is_, map(getattr, self.overload_homes, self.overload_attributes), self.overloads))
+                and list(map(contains, map(attrgetter("py_kernels"), self.overloads), repeat(cia)))
+                == self.python_kernels
+                and all(has_kernel(overload.name()) == answer for overload, answer in self.python_cia)
+                and torch._C._dispatch_get_registrations_for_dispatch_key("CompositeImplicitAutograd")
+                == self.cpp_cia)
 
 
 def _collect_all_valid_cia_ops():
-    fingerprint, _ = _registry_fingerprint()
-    if _memo.get("fingerprint") == fingerprint:
+    snapshot = _memo.get("snapshot")
+    if snapshot is not None and snapshot.unchanged():
+        _counts["hits"] += 1
+        return set(_memo["ops"])
+    fingerprint, snapshot = _registry_fingerprint()
+    if _memo.get("fingerprint") == fingerprint:  # something the fingerprint does not show changed
+        _memo["snapshot"] = snapshot
         _counts["hits"] += 1
         return set(_memo["ops"])
     _counts["misses"] += 1
     ops = _originals[("torch._export.utils", "_collect_all_valid_cia_ops")]()
     # Taken after: the computation materializes operators, which is part of the state it leaves.
-    fingerprint, held = _registry_fingerprint()
-    _memo.update(fingerprint=fingerprint, ops=frozenset(ops), held=held)
+    fingerprint, snapshot = _registry_fingerprint()
+    _memo.update(fingerprint=fingerprint, ops=frozenset(ops), snapshot=snapshot)
     return set(ops)
 
 
@@ -287,17 +358,18 @@ def _override_composite_implicit_decomp(cia_ops_to_callable):
     is_op_registered_to_fake_rule = exported_program._is_op_registered_to_fake_rule
     fake_rules = fake_impls.op_implementations_dict
 
-    saved_tables = {}
-    patched_ops = set()
+    # torch keeps `saved_tables` and `patched_ops` keyed by operator; a list of (operator, its kernels before)
+    # holds the same pairs (the operators are a dict's keys, so distinct) without hashing each operator twice more.
+    saved_tables = []
     for op_overload, decomp_callable in cia_ops_to_callable.items():
-        saved_tables[op_overload] = op_overload.py_kernels.copy()
-        patched_ops.add(op_overload)
+        saved_tables.append((op_overload, op_overload.py_kernels.copy()))
         if type(op_overload).py_impl is not base_py_impl or not isinstance(op_overload, op_overload_type):
             _override_one_with_torch_helpers(exported_program, op_overload, decomp_callable)
             continue
         kernels = op_overload.py_kernels
         try:
-            if _reinstall(op_overload, decomp_callable, kernels, fake_rules):
+            identity = _identity(op_overload, decomp_callable)
+            if _reinstall(op_overload, identity, kernels, fake_rules):
                 continue
             had_fake_rule = is_op_registered_to_fake_rule(op_overload)
             for override_dispatch_key in autograd_keys:
@@ -313,39 +385,47 @@ def _override_composite_implicit_decomp(cia_ops_to_callable):
             for key in backend_keys:
                 if key not in kernels:
                     kernels[key] = orig_cia_callable
-            if len(_installed) > _INSTALLED_LIMIT:  # decompositions made anew per call would otherwise pile up
-                _installed.clear()
-            _installed[op_overload, _identity(op_overload, decomp_callable)] = (saved_tables[op_overload], had_fake_rule, dict(kernels),
-                                                        None if had_fake_rule else fake_rules[op_overload])
+            _remember(op_overload, identity, saved_tables[-1][1], had_fake_rule, kernels,
+                      None if had_fake_rule else fake_rules[op_overload])
         finally:
             op_overload._dispatch_cache.clear()
     try:
         yield
     finally:
-        for op in patched_ops:
+        for op, saved in saved_tables:
             op.py_kernels.clear()
-            op.py_kernels.update(saved_tables[op])
+            op.py_kernels.update(saved)
             op._dispatch_cache.clear()
             exported_program._deregister_op_impl(op)
 
 
-# (op, decomposition) -> (its kernels before, whether it had a fake rule, its kernels once installed, the fake
-# rule installed or None): what the override installed the last time, and from which state. A lowering
-# alternates between decompositions for one operator (preserve, decompose), so both are kept.
+# (id(op), decomposition) -> (op, the keys and the kernels it had before, whether it had a fake rule, its kernels
+# once installed, the fake rule installed or None): what the override installed the last time, and from which
+# state. The entry holds the operator, so its id is not reused while the entry lives. A lowering alternates
+# between decompositions for one operator (preserve, decompose), so both are kept.
 _installed: dict = {}
 _INSTALLED_LIMIT = 20_000
 _ABSENT = object()
+
+
+def _remember(op, identity, before, had_fake_rule, kernels, fake_rule) -> None:
+    if len(_installed) > _INSTALLED_LIMIT:  # decompositions made anew per call would otherwise pile up
+        _installed.clear()
+    _installed[id(op), identity] = (op, tuple(before), tuple(before.values()), had_fake_rule, dict(kernels),
+                                    fake_rule)
 
 
 def _identity(op, decomp_callable):
     """The decomposition itself, except torch's default for a CIA operator: `_get_decomp_for_cia(op)` makes a new
     `partial(_special_op_to_decompose_cia, kernel=op)` of a new function on every call, all of the same code,
     without closure or defaults; those are one decomposition, named by their code and operator."""
-    func = getattr(decomp_callable, "func", None)
-    if (type(decomp_callable) is functools.partial and not decomp_callable.args
-            and getattr(func, "__code__", None) is _decompose_cia_code() and func.__closure__ is None
+    if type(decomp_callable) is not functools.partial or decomp_callable.args:
+        return decomp_callable
+    func = decomp_callable.func
+    keywords = decomp_callable.keywords
+    if (getattr(func, "__code__", None) is _decompose_cia_code() and func.__closure__ is None
             and func.__defaults__ is None and func.__kwdefaults__ is None
-            and len(decomp_callable.keywords) == 1 and decomp_callable.keywords.get("kernel") is op):
+            and len(keywords) == 1 and keywords.get("kernel") is op):
         return func.__code__
     return decomp_callable
 
@@ -359,21 +439,23 @@ def _decompose_cia_code():
     return codes[0] if len(codes) == 1 else None
 
 
-def _reinstall(op, decomp_callable, kernels, fake_rules) -> bool:
-    """Install exactly what was installed last time for `op` with `decomp_callable`, when the operator's kernels
+def _reinstall(op, identity, kernels, fake_rules) -> bool:
+    """Install exactly what was installed last time for `op` with this decomposition, when the operator's kernels
     and fake-rule registration are the very objects they were then; True when done. What torch's loop body
     installs is a function of those alone; the kernels it builds close over the operator only, so the ones
     built last time do what new ones would. This skips building some twenty kernels per operator."""
-    last = _installed.get((op, _identity(op, decomp_callable)))
-    if last is None or (op in fake_rules) != last[1]:
+    last = _installed.get((id(op), identity))
+    if last is None:
         return False
-    before = last[0]
-    if len(kernels) != len(before) or any(kernels.get(key, _ABSENT) is not kernel for key, kernel in before.items()):
+    _, keys, values, had_fake_rule, installed, fake_rule = last
+    if len(kernels) != len(keys) or not all(map(is_, map(kernels.get, keys, repeat(_ABSENT)), values)):
+        return False
+    if (op in fake_rules) != had_fake_rule:
         return False
     kernels.clear()
-    kernels.update(last[2])
-    if last[3] is not None:
-        fake_rules[op] = last[3]
+    kernels.update(installed)
+    if fake_rule is not None:
+        fake_rules[op] = fake_rule
     return True
 
 
