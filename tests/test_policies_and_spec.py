@@ -194,3 +194,34 @@ def test_to_pytest_of_an_unregistered_policy_carries_its_list(tmp_path):
     source = workbench.to_pytest(result, trial)
     assert "workbench.policies.allowlist(" in source and "'aten.cat.default'" not in source
     compile(source, "test_trial.py", "exec")
+    with pytest.raises(workbench.WorkbenchError, match="pass the Policy object"):
+        workbench.to_pytest(result)
+
+
+def rebuilt(result, policy):
+    from workbench.views.regression import _policy_expression
+
+    return eval(_policy_expression(result, policy), {"workbench": workbench})
+
+
+def test_to_pytest_of_an_unregistered_policy_carries_its_accept_rules(tmp_path):
+    """Accept rules change outcomes (where on int64 falls back under the allowlist, and is accepted and fails in
+    lowering with the rule): the file must rebuild them, with an operator list and without one."""
+    with_rule = policies.get("ext-int64-allowlist").with_accepts({"aten.where.self": "int64"}, name="trial-rule")
+    only_rule = policies.accepting("only-rule", [("aten.where.self", ["int64"], "int64")])
+    case = ("where_int64_buffer", "int64", "TOSA-1.1+FP+int64")
+    assert workbench.run_case(*case, policy="ext-int64-allowlist").outcome is Outcome.FALLBACK
+    for policy in (with_rule, only_rule):
+        result = workbench.run_case(*case, policy=policy)
+        assert result.outcome is Outcome.LOWERING_ERROR
+        again = rebuilt(result, policy)
+        assert (again.name, again.ops, again.accepts) == (policy.name, policy.ops, policy.accepts)
+        assert again.fingerprint() == policy.fingerprint()
+    path = tmp_path / "test_trial_rule.py"
+    path.write_text(workbench.to_pytest(result, only_rule))
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(path)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout
+    code_policy = workbench.policies.Policy("code-only", "checks written as code", make_checks=lambda profile: [])
+    with pytest.raises(workbench.WorkbenchError, match="checks are code"):
+        workbench.to_pytest(result, code_policy)

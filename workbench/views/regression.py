@@ -6,6 +6,7 @@ import re
 
 from .. import policies
 from ..core.errors import WorkbenchError
+from ..policies.policy import no_checks
 
 
 def _test_name(result) -> str:
@@ -14,12 +15,23 @@ def _test_name(result) -> str:
 
 
 def _policy_expression(result, policy) -> str:
-    if policy is None or result.policy in policies.names():
+    """Source that rebuilds the policy: its registered name, or its operator list and accept rules."""
+    if result.policy in policies.names():
         return repr(result.policy)
-    if getattr(policy, "ops", None) is None:
-        raise WorkbenchError(f"policy {result.policy!r} is not registered by name and has no operator list")
-    ops = ",\n".join(f"            {op!r}" for op in sorted(policy.ops))
-    return f"workbench.policies.allowlist(\n        {result.policy!r},\n        [\n{ops},\n        ],\n    )"
+    if policy is None:
+        raise WorkbenchError(f"policy {result.policy!r} is not registered by name: pass the Policy object the case "
+                             "ran under, so that the test file can rebuild it")
+    accepts = [rule.to_dict() for rule in policy.accepts]
+    if policy.ops is not None:
+        ops = ",\n".join(f"            {op!r}" for op in sorted(policy.ops))
+        rules = f"\n        accepts={accepts!r}," if accepts else ""
+        return (f"workbench.policies.allowlist(\n        {result.policy!r},\n        [\n{ops},\n        ],{rules}\n"
+                "    )")
+    if accepts and policy.make_checks is no_checks:
+        return f"workbench.policies.accepting({result.policy!r}, {accepts!r})"
+    raise WorkbenchError(f"policy {result.policy!r} is not registered by name and its checks are code, which a "
+                         "test file cannot carry: register it (workbench.policies.register) where the test runs, "
+                         "or build it with workbench.policies.allowlist() or accepting()")
 
 
 def to_pytest(result, policy=None) -> str:
