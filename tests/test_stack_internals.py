@@ -98,6 +98,35 @@ def test_doctor_names_a_changed_hook(monkeypatch, fresh_verdicts):
     assert any("_rejected_nodes" in note for note in found["degradations"])
 
 
+def test_doctor_shows_the_shape_of_executorchs_arm_test_suite(monkeypatch, fresh_verdicts):
+    from workbench.stack import arm_test_capture
+
+    def suite_hook():
+        (hook,) = [h for h in doctor()["hooks"] if h["name"].startswith("executorch.backends.arm.test ")]
+        return hook
+
+    assert "arm_test_suite" not in internals.check_all()  # its 0.5 s import is not paid when the stack loads
+    assert suite_hook()["status"] == "ok"
+
+    read = arm_test_capture.READ_PARAMETERS["ArmTester"]
+    monkeypatch.setitem(arm_test_capture.READ_PARAMETERS, "ArmTester", (*read, "renamed_model"))
+    internals.forget()
+    with pytest.warns(internals.StackWarning, match="renamed_model"):
+        hook = suite_hook()
+    assert hook["status"] == "missing" and "ArmTester.__init__ has no parameter 'renamed_model'" in hook["detail"]
+    with pytest.raises(StackError, match="renamed_model"):
+        arm_test_capture.check_test_suite()
+
+    monkeypatch.setitem(arm_test_capture.READ_PARAMETERS, "ArmTester", read)
+    monkeypatch.setitem(arm_test_capture.PINNED_SOURCES, "TosaPipelineFP", "0" * 16)
+    internals.forget()
+    with pytest.warns(internals.StackWarning, match="TosaPipelineFP"):
+        hook = suite_hook()
+    assert hook["status"] == "changed" and "TosaPipelineFP.__init__" in hook["detail"]
+    with pytest.warns(internals.StackWarning, match="TosaPipelineFP"):
+        arm_test_capture.check_test_suite()  # read all the same, with a warning
+
+
 def _doctor_cli(*arguments):
     done = subprocess.run([sys.executable, "-m", "workbench", "doctor", "--json", *arguments],
                           capture_output=True, text=True, timeout=300)

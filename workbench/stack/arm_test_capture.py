@@ -4,7 +4,8 @@ The test suite is executorch internals as much as a private attribute is: its pi
 (`tester/test_pipeline.py`: TosaPipelineFP, TosaPipelineINT, OpNotSupportedPipeline), `tester/arm_tester.py`'s
 ArmTester and `common.parametrize` are read here and nowhere else. `check_test_suite()` refuses with a StackError
 naming what is missing when a class or a constructor parameter read here is gone, and warns (StackWarning) when a
-constructor's source is no longer the one this module reproduces (`PINNED_SOURCES`).
+constructor's source is no longer the one this module reproduces (`PINNED_SOURCES`); `workbench doctor` shows the
+same check as the hook `arm_test_suite` (stack/internals.py).
 
 How a test file is read, without editing it: the module is imported from the process's Arm backend (installed, or
 a checkout's: stack/arm_backend.py), seeded as executorch's conftest seeds (random and torch at 0, before the
@@ -26,7 +27,7 @@ import warnings
 
 from ..core.errors import StackError
 from .arm_test_record import ArmTestCase, fold
-from .internals import StackWarning
+from .internals import OK, StackWarning
 
 TEST_PACKAGE = "executorch.backends.arm.test"
 SEED = 0  # executorch's conftest: TEST_SEED defaults to 0
@@ -59,30 +60,51 @@ def _suite_classes() -> dict[str, type]:
 
 
 def check_test_suite() -> dict[str, type]:
-    """The classes read here; StackError naming what is gone when one of them or a parameter read is missing."""
+    """The classes read here; StackError naming what is gone when one of them or a parameter read is missing, a
+    StackWarning when a constructor reproduced here has another source."""
+    classes, missing, changed = _suite_problems()
+    if missing:
+        raise StackError("executorch's Arm test suite changed: " + "; ".join(missing) + ". workbench/stack/"
+                         "arm_test_capture.py reads these to turn its tests into cases")
+    for name in changed:
+        warnings.warn(f"executorch's {name}.__init__ is not the source workbench/stack/arm_test_capture.py "
+                      "reproduces (how it builds the profile and quantizes): check the captured cases against "
+                      "it", StackWarning, stacklevel=2)
+    return classes
+
+
+def suite_verdict() -> str:
+    """The test suite's shape as `workbench doctor` shows a hook (internals.HOOKS["arm_test_suite"]): "ok",
+    "missing: ..." (reading its tests refuses) or "changed: ..." (they are read, with a warning)."""
+    _, missing, changed = _suite_problems()
+    if missing:
+        return "missing: " + "; ".join(missing)
+    if changed:
+        return "changed: the source of " + ", ".join(f"{name}.__init__" for name in changed) + " is not the one " \
+            "reproduced here"
+    return OK
+
+
+def _suite_problems() -> tuple[dict, list[str], list[str]]:
+    """(the classes read here, what is missing, the classes whose constructor source is not the pinned one)."""
     try:
         classes = _suite_classes()
         common = importlib.import_module(f"{TEST_PACKAGE}.common")
     except ImportError as exc:
-        raise StackError(f"executorch's Arm test suite does not import ({type(exc).__name__}: {exc}); reading "
-                         "its tests as cases needs backends/arm/test/tester and common.py") from exc
-    wrong = [f"{name} is missing" for name, cls in classes.items() if not isinstance(cls, type)]
+        return {}, [f"it does not import ({type(exc).__name__}: {exc}); reading its tests as cases needs "
+                    "backends/arm/test/tester and common.py"], []
+    missing = [f"{name} is missing" for name, cls in classes.items() if not isinstance(cls, type)]
     if not callable(getattr(common, "parametrize", None)):
-        wrong.append("common.parametrize is missing")
+        missing.append("common.parametrize is missing")
     for name, wanted in READ_PARAMETERS.items():
         if isinstance(classes.get(name), type):
             have = inspect.signature(classes[name].__init__).parameters
-            wrong += [f"{name}.__init__ has no parameter {p!r}" for p in wanted if p not in have]
-    if wrong:
-        raise StackError("executorch's Arm test suite changed: " + "; ".join(wrong) + ". workbench/stack/"
-                         "arm_test_capture.py reads these to turn its tests into cases")
-    for name, digest in PINNED_SOURCES.items():
-        source = inspect.getsource(classes[name].__init__)
-        if hashlib.sha256(source.encode()).hexdigest()[:16] != digest:
-            warnings.warn(f"executorch's {name}.__init__ is not the source workbench/stack/arm_test_capture.py "
-                          "reproduces (how it builds the profile and quantizes): check the captured cases against "
-                          "it", StackWarning, stacklevel=2)
-    return classes
+            missing += [f"{name}.__init__ has no parameter {p!r}" for p in wanted if p not in have]
+    if missing:
+        return classes, missing, []
+    changed = [name for name, digest in PINNED_SOURCES.items()
+               if hashlib.sha256(inspect.getsource(classes[name].__init__).encode()).hexdigest()[:16] != digest]
+    return classes, missing, changed
 
 
 # --- recorders ---------------------------------------------------------------------------------------------------

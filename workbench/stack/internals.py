@@ -12,7 +12,8 @@ changes. Each `Hook` names what it reads, what the workbench uses it for, and wh
   notes (`degradations()`), so no verdict quietly loses a part; a speed lever's hook loses speed only;
 - a *refusing* hook has none: the feature that needs it raises a StackError saying what is missing.
 
-`check_all()` probes every hook when the stack loads (stack/loader.py); `report()` is what `workbench doctor`
+`check_all()` probes every hook when the stack loads (stack/loader.py), except the one whose probe imports
+executorch's Arm test suite (probed where it is read, and by `workbench doctor`); `report()` is what the doctor
 shows. The accessors probe again where they are used, so a name that disappears later is caught there too.
 """
 
@@ -44,6 +45,7 @@ class Hook:
     lost: str  # what results lose (degrading), or which feature refuses (refusing)
     degrades: bool
     probe: Callable[[], str]  # "ok", or what is wrong: "missing: ..." / "changed: ..."
+    probe_at_load: bool = True  # False: probed where it is used and by `workbench doctor` (a costly import)
 
 
 _import = importlib.import_module
@@ -129,6 +131,12 @@ def _probe_pinned(part: str) -> Callable[[], str]:
 
 
 
+def _probe_arm_test_suite() -> str:
+    from . import arm_test_capture  # imported here: it imports this module, and the test suite costs 0.5 s
+
+    return arm_test_capture.suite_verdict()
+
+
 HOOKS: dict[str, Hook] = {h.key: h for h in (
     Hook("reasons", "executorch.exir.backend.utils.WhyNoPartitionReporter._rejected_nodes",
          "the partitioner's reason for each node it kept on CPU",
@@ -158,6 +166,10 @@ HOOKS: dict[str, Hook] = {h.key: h for h in (
     Hook("arm_passes", "executorch.backends.arm._passes (the Arm backend's pass classes)",
          "transform passes chosen by name (run_case(..., transform_passes=[...]), --transform-pass)",
          "transform passes by name (a pass class can still be given itself)", False, _probe_arm_passes),
+    Hook("arm_test_suite", "executorch.backends.arm.test (tester/test_pipeline.py pipelines, ArmTester, "
+         "common.parametrize)", "reading executorch's own Arm tests as cases (stack/arm_test_capture.py)",
+         "executorch's Arm tests as cases (`workbench arm-tests`, agreement with executorch's pipelines)", False,
+         _probe_arm_test_suite, probe_at_load=False),
     *(Hook(f"lever_{part}", f"the functions in internals.PINNED_SOURCES[{part!r}]", f"{what} (speed only)",
            f"speed: {what} stays off (executorch's and torch's own code runs; results are unchanged)", True,
            _probe_pinned(part)) for part, what in LEVER_PARTS.items()),
@@ -194,8 +206,8 @@ def forget() -> None:
 
 
 def check_all() -> dict[str, str]:
-    """Probe every hook now (called when the stack loads); returns key -> verdict."""
-    return {key: probe_again(key) for key in HOOKS}
+    """Probe every hook probed at load now (called when the stack loads); returns key -> verdict."""
+    return {key: probe_again(key) for key, hook in HOOKS.items() if hook.probe_at_load}
 
 
 def message(hook: Hook, verdict: str) -> str:
