@@ -68,7 +68,7 @@ import contextlib
 import functools
 import gc
 from itertools import repeat
-from operator import is_
+from operator import attrgetter, contains, is_
 
 from . import internals
 from .switch import Switch
@@ -279,8 +279,6 @@ class _Snapshot:
 
     def unchanged(self) -> bool:
         import torch
-        from itertools import repeat
-        from operator import attrgetter, contains, is_
 
         ops = torch.ops
         has_kernel = torch._C._dispatch_has_kernel

@@ -130,7 +130,6 @@ def _probe_pinned(part: str) -> Callable[[], str]:
     return probe
 
 
-
 def _probe_arm_test_suite() -> str:
     from . import arm_test_capture  # imported here: it imports this module, and the test suite costs 0.5 s
 
@@ -168,7 +167,7 @@ HOOKS: dict[str, Hook] = {h.key: h for h in (
          "transform passes by name (a pass class can still be given itself)", False, _probe_arm_passes),
     Hook("arm_test_suite", "executorch.backends.arm.test (tester/test_pipeline.py pipelines, ArmTester, "
          "common.parametrize)", "reading executorch's own Arm tests as cases (stack/arm_test_capture.py)",
-         "executorch's Arm tests as cases (`workbench arm-tests`, agreement with executorch's pipelines)", False,
+         "executorch's Arm tests as cases (`workbench sweep --arm-tests`, `workbench.cases.from_arm_tests`)", False,
          _probe_arm_test_suite, probe_at_load=False),
     *(Hook(f"lever_{part}", f"the functions in internals.PINNED_SOURCES[{part!r}]", f"{what} (speed only)",
            f"speed: {what} stays off (executorch's and torch's own code runs; results are unchanged)", True,
