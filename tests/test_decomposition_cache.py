@@ -12,6 +12,7 @@ from probes import probe_with_environment
 from workbench.stack import decomposition_cache
 from workbench.stack import loader as _stack
 from workbench.stack.decomposition_cache import switched
+from workbench.stack.registry_fingerprint import registry_fingerprint
 
 CIA = torch._C.DispatchKey.CompositeImplicitAutograd
 
@@ -206,11 +207,11 @@ def test_the_snapshot_check_sees_every_change_the_fingerprint_sees():
     }
     try:
         with switched(True):
-            fingerprint, snapshot = decomposition_cache._registry_fingerprint()
+            fingerprint, snapshot = registry_fingerprint()
             assert snapshot.unchanged()
             for what, change in changes.items():
                 change()
-                now, now_snapshot = decomposition_cache._registry_fingerprint()
+                now, now_snapshot = registry_fingerprint()
                 assert now != fingerprint, f"{what} does not move the fingerprint: the test lost its point"
                 assert not snapshot.unchanged(), f"the snapshot check misses {what}"
                 assert now_snapshot.unchanged()

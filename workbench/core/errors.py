@@ -38,6 +38,10 @@ class StackError(WorkbenchError):
     """The installed torch / executorch lacks something the workbench cannot do without (see stack/internals.py)."""
 
 
+class StackWarning(UserWarning):
+    """A private name of torch or executorch is missing or changed; the warning says what is lost."""
+
+
 class InputMismatchError(WorkbenchError):
     """Example inputs that do not fit a module's forward."""
 

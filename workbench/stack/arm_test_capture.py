@@ -25,9 +25,8 @@ import itertools
 import random
 import warnings
 
-from ..core.errors import StackError
+from ..core.errors import StackError, StackWarning
 from .arm_test_record import ArmTestCase, fold
-from .internals import OK, StackWarning
 
 TEST_PACKAGE = "executorch.backends.arm.test"
 SEED = 0  # executorch's conftest: TEST_SEED defaults to 0
@@ -62,7 +61,7 @@ def _suite_classes() -> dict[str, type]:
 def check_test_suite() -> dict[str, type]:
     """The classes read here; StackError naming what is gone when one of them or a parameter read is missing, a
     StackWarning when a constructor reproduced here has another source."""
-    classes, missing, changed = _suite_problems()
+    classes, missing, changed = suite_problems()
     if missing:
         raise StackError("executorch's Arm test suite changed: " + "; ".join(missing) + ". workbench/stack/"
                          "arm_test_capture.py reads these to turn its tests into cases")
@@ -73,20 +72,9 @@ def check_test_suite() -> dict[str, type]:
     return classes
 
 
-def suite_verdict() -> str:
-    """The test suite's shape as `workbench doctor` shows a hook (internals.HOOKS["arm_test_suite"]): "ok",
-    "missing: ..." (reading its tests refuses) or "changed: ..." (they are read, with a warning)."""
-    _, missing, changed = _suite_problems()
-    if missing:
-        return "missing: " + "; ".join(missing)
-    if changed:
-        return "changed: the source of " + ", ".join(f"{name}.__init__" for name in changed) + " is not the one " \
-            "reproduced here"
-    return OK
-
-
-def _suite_problems() -> tuple[dict, list[str], list[str]]:
-    """(the classes read here, what is missing, the classes whose constructor source is not the pinned one)."""
+def suite_problems() -> tuple[dict, list[str], list[str]]:
+    """(the classes read here, what is missing, the classes whose constructor source is not the pinned one); the
+    doctor shows the same as the hook `arm_test_suite` (internals.py)."""
     try:
         classes = _suite_classes()
         common = importlib.import_module(f"{TEST_PACKAGE}.common")

@@ -32,8 +32,8 @@ What this module changes, and why the results stay identical
    extra overload, a new Python kernel or a destroyed library changes the fingerprint, and the next call
    recomputes. The fingerprint is taken after computing, because the computation itself materializes operators;
    once that is done, a repeat changes nothing. A hit does not take the fingerprint again: it checks that the
-   objects it was read from are all still as they were (`_Snapshot`). Callers get a new set each time (torch's
-   split of a decomposition table removes items from what it gets).
+   objects it was read from are all still as they were (registry_fingerprint.py). Callers get a new set each
+   time (torch's split of a decomposition table removes items from what it gets).
 2. `_override_composite_implicit_decomp` is replaced by the same code with those two registration helpers
    written inline: the same kernels, installed under the same conditions and in the same order, the same restore
    on exit. Only the decorator objects are no longer built. And what it installs on an operator is remembered
@@ -68,9 +68,10 @@ import contextlib
 import functools
 import gc
 from itertools import repeat
-from operator import attrgetter, contains, is_
+from operator import is_
 
 from . import internals
+from .registry_fingerprint import registry_fingerprint as _registry_fingerprint
 from .switch import Switch
 
 ENVIRONMENT_VARIABLE = "WORKBENCH_DECOMPOSITION_CACHE"
@@ -202,99 +203,6 @@ def _check_sources() -> None:
 
 
 # --- 1. the memo ----------------------------------------------------------------------------------------------
-
-
-def _registry_fingerprint():
-    """What `_collect_all_valid_cia_ops` reads, outside the aten namespace (see the module docstring), and a
-    `_Snapshot` of the objects it was read from."""
-    import torch
-
-    cia = torch._C.DispatchKey.CompositeImplicitAutograd
-    has_kernel = torch._C._dispatch_has_kernel
-    namespace_type = torch._ops._OpNamespace
-    snapshot = _Snapshot()
-    namespaces = []
-    python_cia = []
-    for namespace_name in torch.ops._dir:
-        namespace = getattr(torch.ops, namespace_name)
-        snapshot.namespaces.append(namespace)
-        if namespace_name == "aten" or not isinstance(namespace, namespace_type):
-            namespaces.append((namespace_name, id(namespace)))
-            continue
-        snapshot.add_namespace(namespace)
-        packets = []
-        for packet_name in namespace._dir:
-            packet = getattr(namespace, packet_name)
-            snapshot.add_packet(namespace, packet_name, packet)
-            packets.append((id(packet), tuple(packet._overload_names)))
-            for overload_name in packet._dir:
-                overload = getattr(packet, overload_name)
-                python_kernel = cia in overload.py_kernels
-                answer = has_kernel(overload.name()) if python_kernel else None
-                snapshot.add_overload(packet, overload_name, overload, python_kernel, answer)
-                if python_kernel:
-                    python_cia.append((id(overload), answer))
-        namespaces.append((namespace_name, id(namespace), tuple(packets)))
-    cpp_cia = torch._C._dispatch_get_registrations_for_dispatch_key("CompositeImplicitAutograd")
-    snapshot.ops_dir, snapshot.cpp_cia = list(torch.ops._dir), cpp_cia
-    return (tuple(cpp_cia), tuple(namespaces), tuple(python_cia)), snapshot
-
-
-class _Snapshot:
-    """The objects a fingerprint was read from, held (so their identities are not reused) and kept in flat lists,
-    so that `unchanged()` can check, with C-level passes and no new tuples, that reading them again would give
-    the same fingerprint: the same names in the same `_dir` lists, the same objects under them, the same
-    overload names, the same Python CIA kernels and C++ answers. Within a warm lowering that takes about 4 ms a
-    call instead of 6 (most of either is reaching objects the lowering has pushed out of the CPU's caches, and
-    the C++ query), and it makes no new tuples for the garbage collector to walk. Any difference, even one the
-    fingerprint would not show, sends the caller to the full fingerprint."""
-
-    def __init__(self):
-        self.namespaces = []  # every namespace in torch.ops._dir order
-        self.op_namespaces, self.namespace_dirs = [], []  # the operator namespaces read, and their _dir
-        self.packet_homes, self.packet_names, self.packets = [], [], []
-        self.overload_names, self.packet_dirs = [], []
-        self.overload_homes, self.overload_attributes, self.overloads, self.python_kernels = [], [], [], []
-        self.python_cia = []  # (overload with a Python CIA kernel, whether it has any C++ kernel)
-        self.ops_dir, self.cpp_cia = [], []  # torch.ops._dir and the C++ CIA registrations
-
-    def add_namespace(self, namespace) -> None:
-        self.op_namespaces.append(namespace)
-        self.namespace_dirs.append(list(namespace._dir))
-
-    def add_packet(self, namespace, name, packet) -> None:
-        self.packet_homes.append(namespace)
-        self.packet_names.append(name)
-        self.packets.append(packet)
-        self.overload_names.append(list(packet._overload_names))
-        self.packet_dirs.append(list(packet._dir))
-
-    def add_overload(self, packet, name, overload, python_kernel: bool, has_kernel) -> None:
-        self.overload_homes.append(packet)
-        self.overload_attributes.append(name)
-        self.overloads.append(overload)
-        self.python_kernels.append(python_kernel)
-        if python_kernel:
-            self.python_cia.append((overload, has_kernel))
-
-    def unchanged(self) -> bool:
-        import torch
-
-        ops = torch.ops
-        has_kernel = torch._C._dispatch_has_kernel
-        cia = torch._C.DispatchKey.CompositeImplicitAutograd
-        return (ops._dir == self.ops_dir
-                and all(map(is_, map(getattr, repeat(ops), self.ops_dir), self.namespaces))
-                and list(map(attrgetter("_dir"), self.op_namespaces)) == self.namespace_dirs
-                and all(map(is_, map(getattr, self.packet_homes, self.packet_names), self.packets))
-                and list(map(attrgetter("_overload_names"), self.packets)) == self.overload_names
-                and list(map(attrgetter("_dir"), self.packets)) == self.packet_dirs
-                and all(map(is_, map(getattr, self.overload_homes, self.overload_attributes), self.overloads))
-                and list(map(contains, map(attrgetter("py_kernels"), self.overloads), repeat(cia)))
-                == self.python_kernels
-                and all(has_kernel(overload.name()) == answer for overload, answer in self.python_cia)
-                and torch._C._dispatch_get_registrations_for_dispatch_key("CompositeImplicitAutograd")
-                == self.cpp_cia)
 
 
 def _collect_all_valid_cia_ops():

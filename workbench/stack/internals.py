@@ -2,10 +2,11 @@
 
 Outside this module nothing in the workbench reads a private attribute of torch or executorch: it calls the
 accessors below. The exceptions are the speed levers that replace a torch or executorch function
-(decomposition_cache.py, pass_construction.py, decomposition_tables.py, rng_placeholders.py, graph_recompile.py,
-provenance_copies.py): what they reproduce or rely on is pinned by the hash of its source (`PINNED_SOURCES`, listed in
-pinned_sources.py, checked here by `PinnedPart`), and each part switches itself off when one of its functions
-changes. Each `Hook` names what it reads, what the workbench uses it for, and what is lost without it:
+(decomposition_cache.py with registry_fingerprint.py, pass_construction.py, decomposition_tables.py,
+rng_placeholders.py, graph_recompile.py, provenance_copies.py): what they reproduce or rely on is pinned by the hash
+of its source (`PINNED_SOURCES`, listed in pinned_sources.py, checked here by `PinnedPart`), and each part switches
+itself off when one of its functions changes. Each `Hook` names what it reads, what the workbench uses it for,
+and what is lost without it:
 
 - a *degrading* hook has a fallback: when its name is missing or has changed shape, a warning naming it, the
   installed versions and what is lost is shown once per process, and every result records the same text in its
@@ -26,15 +27,11 @@ import warnings
 from dataclasses import dataclass
 from typing import Callable
 
-from ..core.errors import StackError
+from ..core.errors import StackError, StackWarning
 from .pinned_sources import LEVER_PARTS, PINNED_SOURCES
 from .versions import versions
 
 OK = "ok"
-
-
-class StackWarning(UserWarning):
-    """A private name of torch or executorch is missing or changed; the warning says what is lost."""
 
 
 @dataclass(frozen=True)
@@ -131,9 +128,12 @@ def _probe_pinned(part: str) -> Callable[[], str]:
 
 
 def _probe_arm_test_suite() -> str:
-    from . import arm_test_capture  # imported here: it imports this module, and the test suite costs 0.5 s
+    from . import arm_test_capture  # imported on use: reading the test suite costs 0.5 s
 
-    return arm_test_capture.suite_verdict()
+    _, missing, changed = arm_test_capture.suite_problems()
+    if missing or changed:
+        return "missing: " + "; ".join(missing) if missing else f"changed: {', '.join(changed)} (constructor source)"
+    return OK
 
 
 HOOKS: dict[str, Hook] = {h.key: h for h in (

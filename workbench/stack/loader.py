@@ -91,6 +91,11 @@ def import_arm(module: str):
 
 @functools.lru_cache(maxsize=None)
 def reference_model():
+    # On a fatal error (a graph it cannot load, say) the reference model attaches gdb to this process to print a
+    # backtrace to stderr: some 12 s with torch loaded, for text the workbench never reads (the error comes back
+    # as the run's status, unchanged). TOSA_MODEL_NO_BACKTRACE (read by the reference model when it fails) turns
+    # that off; a value already in the environment is left as it is.
+    os.environ.setdefault("TOSA_MODEL_NO_BACKTRACE", "1")
     import tosa_reference_model
 
     return tosa_reference_model
