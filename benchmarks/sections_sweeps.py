@@ -74,8 +74,8 @@ class ChildMemorySampler:
                         info = child.memory_full_info()
                         peak["uss"] = max(peak["uss"], info.uss)
                         peak["pss"] = max(peak["pss"], getattr(info, "pss", 0))
-                except self.psutil.Error:  # the child finished between listing and reading
-                    pass
+                except self.psutil.Error:  # the child finished between listing and reading: nothing to sample
+                    continue
             tick += 1
 
 
