@@ -69,6 +69,15 @@ LAB_SETTINGS = {
 }
 # In the partition graph's matplotlib picture a node box covers some 2-3 % of the image, a legend swatch under 0.1 %.
 NODE_AREA = 0.005
+# JavaScript for the matplotlib picture's pixels (RGBA bytes, read through a canvas), shared by the wait for the
+# picture and the colour count.
+PICTURE_PIXELS = """const pixels = img => {
+    const canvas = document.createElement('canvas');
+    canvas.width = img.naturalWidth; canvas.height = img.naturalHeight;
+    const ctx = canvas.getContext('2d');
+    ctx.drawImage(img, 0, 0);
+    return ctx.getImageData(0, 0, canvas.width, canvas.height).data;
+};"""
 TRACEBACK = re.compile(r"Traceback \(most recent call last\)|Exception in thread")
 
 
@@ -387,11 +396,22 @@ class ExplorerPage:
         return status
 
     def show_picture(self) -> None:
-        """Choose the matplotlib picture in the graph tab; wait until it is drawn and the SVG hidden."""
+        """Choose the matplotlib picture in the graph tab; wait until it is drawn and the SVG hidden. Drawn means
+        decoded, with some pixel neither transparent nor white: on a loaded machine an image whose size is known
+        (`complete`, `naturalWidth`) has read as blank through a canvas."""
         self.root.locator(".wb-graph-mode button", has_text=re.compile(r"^\s*picture\s*$")).click()
         self.expect(self.picture).to_be_visible()
-        self.page.wait_for_function("img => img.complete && img.naturalWidth > 100",
-                                    arg=self.picture.element_handle(), timeout=UI_SECONDS * 1000)
+        self.page.wait_for_function(
+            "async img => {" + PICTURE_PIXELS + """
+                if (!img.complete || img.naturalWidth <= 100) return false;
+                try { await img.decode(); } catch (error) { return false; }
+                const data = pixels(img);
+                for (let i = 0; i < data.length; i += 4) {
+                    if (data[i + 3] > 0 && (data[i] < 240 || data[i + 1] < 240 || data[i + 2] < 240)) return true;
+                }
+                return false;
+            }""",
+            arg=self.picture.element_handle(), timeout=UI_SECONDS * 1000)
         self.expect(self.graph).to_be_hidden()
 
     def graph_kinds(self) -> dict[str, int]:
@@ -407,12 +427,8 @@ class ExplorerPage:
         """The share of the matplotlib picture's pixels in each node colour of the partition graph."""
         colours = {kind: [int(hex_[i:i + 2], 16) for i in (1, 3, 5)] for kind, hex_ in KIND_COLOURS.items()}
         return self.picture.evaluate(
-            """(img, colours) => {
-                const canvas = document.createElement('canvas');
-                canvas.width = img.naturalWidth; canvas.height = img.naturalHeight;
-                const ctx = canvas.getContext('2d');
-                ctx.drawImage(img, 0, 0);
-                const data = ctx.getImageData(0, 0, canvas.width, canvas.height).data;
+            "(img, colours) => {" + PICTURE_PIXELS + """
+                const data = pixels(img);
                 const counts = Object.fromEntries(Object.keys(colours).map(k => [k, 0]));
                 for (let i = 0; i < data.length; i += 4) {
                     for (const [kind, [r, g, b]] of Object.entries(colours)) {
@@ -421,7 +437,7 @@ class ExplorerPage:
                         }
                     }
                 }
-                const total = canvas.width * canvas.height;
+                const total = data.length / 4;
                 return Object.fromEntries(Object.entries(counts).map(([k, n]) => [k, n / total]));
             }""",
             colours,
