@@ -1,5 +1,6 @@
 """Section 1 of the benchmark table: a warm case through the workbench with every speed lever on, every lever off
-and each in-process lever alone off, against the same work written as raw executorch calls (`raw_case`)."""
+and each lever alone off, against the same work written as raw executorch calls (`raw_case`; outside a workbench
+call, so torch's and executorch's own code whatever the levers' state)."""
 
 from __future__ import annotations
 
@@ -11,11 +12,6 @@ from workbench.stages.reference import _silence_native_stdout
 
 from bench_common import (TARGETS, Row, Settings, Table, failed, lever_names, levers_module, say, seconds, switched,
                           timed_with, verdict)
-
-# The levers that act within this process, each also timed alone off in section 1 (warm_parent and worker_reuse
-# act on forked sweep workers only: section 10).
-IN_PROCESS_LEVERS = ("decomposition_cache", "pass_construction", "decomposition_tables", "rng_placeholders",
-                     "graph_recompile", "provenance_copies")
 
 
 # -- the same work done by hand ------------------------------------------------------------------------------------
@@ -75,8 +71,8 @@ def ensure_delegated(outcome, numerics, what: str) -> None:
 
 
 def case_variants(op: str, dtype: str, profile: str) -> dict:
-    """name -> (levers on?, which levers (None: all), action): the raw calls with every lever off, run_case with
-    every lever on, every lever off, and each in-process lever alone off."""
+    """name -> (levers on?, which levers (None: all), action): the raw calls, run_case with every lever on, every
+    lever off, and each lever alone off."""
     def workbench_run():
         result = workbench.run_case(op, dtype, profile)
         ensure_delegated(result.outcome.value, result.numerics.value, "run_case")
@@ -88,9 +84,8 @@ def case_variants(op: str, dtype: str, profile: str) -> dict:
         return {"raw": (False, None, raw_run), "workbench": (True, None, workbench_run)}
     variants = {"raw": (False, None, raw_run), "on": (True, None, workbench_run),
                 "off": (False, None, workbench_run)}
-    for name in IN_PROCESS_LEVERS:
-        if name in lever_names():
-            variants[name] = (False, [name], workbench_run)
+    for name in lever_names():
+        variants[name] = (False, [name], workbench_run)
     return variants
 
 
@@ -124,7 +119,7 @@ def per_case(table: Table, config: Settings) -> None:
         table.add(1, Row(f"{label}: all levers on / all off / raw", f"{median['on']:.3f} / {median['off']:.3f} / "
                          f"{median['raw']:.3f} s", f"on <= {TARGETS['on_per_case_s']} s",
                          f"raw/on {median['raw'] / median['on']:.1f}x, off/on {median['off'] / median['on']:.2f}x"))
-        alone = [name for name in IN_PROCESS_LEVERS if name in median]
+        alone = [name for name in lever_names() if name in median]
         table.add(1, Row(f"  one lever off: {' / '.join(alone)}", " / ".join(f"{median[n]:.3f}" for n in alone)
                          + " s", "", "x on: " + " / ".join(f"{median[n] / median['on']:.2f}" for n in alone)))
     per_case_summary(table, medians)
@@ -152,11 +147,12 @@ def per_case_summary(table: Table, medians: list) -> None:
                      f">= {TARGETS['raw_over_on']:.0f}x", verdict(speedup >= TARGETS["raw_over_on"])))
     table.add(1, Row(f"all levers off / all on: median over {n} cases",
                      f"{statistics.median(m['off'] / m['on'] for m in medians):.2f}x"))
-    for name in IN_PROCESS_LEVERS:
+    for name in lever_names():
         if name in medians[0]:
             table.add(1, Row(f"{name} alone off / all on: median slowdown over {n} cases",
                              f"{statistics.median(m[name] / m['on'] for m in medians):.2f}x"))
-    table.add(1, Row("warm_parent, worker_reuse (forked sweep workers only)", "see section 10"))
+    table.add(1, Row("the sweep pool's options, warm parent and reused workers (forked workers only)",
+                     "see section 10"))
     unavailable = {name: s["unavailable"] for name, s in levers_module().status().items() if s.get("unavailable")}
     table.add(1, Row("levers unavailable on this stack (levers.status())",
                      "; ".join(f"{name}: {why}" for name, why in unavailable.items())[:200] or "none"))

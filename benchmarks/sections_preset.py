@@ -1,10 +1,10 @@
 """Section 10 of the benchmark table: the `int64-review` sweep preset, cold (no cache) on 2 workers, as a user runs
 it (`workbench sweep --preset int64-review --no-cache --workers 2`, a new process), against the committed table
-data/int64-review.csv; then the same with each lever that acts on sweep workers (worker_reuse, warm_parent) alone off
-(full run only).
+data/int64-review.csv; then the same with each of the worker pool's options (reused workers, a warm parent) alone
+off (full run only).
 
 A new process, not this one: this process has run cases already, so workers forked from it would start warm with
-the warm_parent lever off too, and the lever's row would measure nothing.
+the warm parent off too, and that row would measure nothing.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_common import TARGETS, Row, Settings, Table, failed, levers_module, say, seconds, verdict
+from bench_common import TARGETS, Row, Settings, Table, failed, say, seconds, verdict
 
 PRESET = "int64-review"
 COMMITTED = Path(__file__).resolve().parents[1] / "data" / "int64-review.csv"
@@ -26,18 +26,18 @@ WORKERS = 2
 TIMEOUT_S = 3600
 KEY = ("op", "dtype", "profile", "policy", "transform_passes")
 SHOWN_DIFFERENCES = 3
-# The levers that act on forked sweep workers only, each timed alone off in the full run.
-PROCESS_LEVERS = ("worker_reuse", "warm_parent")
+# The worker pool's options (pipeline/isolation.py), each timed alone off in the full run: name -> the environment
+# variable that turns it off.
+POOL_OPTIONS = {"reused workers": "WORKBENCH_WORKER_REUSE", "warm parent": "WORKBENCH_WARM_PARENT"}
 
 
-def lever_environment(off: tuple = ()) -> dict:
-    """This process's environment with the checkout importable, every lever on but those in `off`."""
+def pool_environment(off: tuple = ()) -> dict:
+    """This process's environment with the checkout importable, every pool option on but those in `off`."""
     environment = dict(os.environ)
     repo = str(COMMITTED.parents[1])
     environment["PYTHONPATH"] = os.pathsep.join(p for p in (repo, environment.get("PYTHONPATH")) if p)
-    levers = levers_module()
-    for name, module in (levers.LEVERS.items() if levers is not None else ()):
-        environment[module.ENVIRONMENT_VARIABLE] = "0" if name in off else "1"
+    for name, variable in POOL_OPTIONS.items():
+        environment[variable] = "0" if name in off else "1"
     return environment
 
 
@@ -49,7 +49,7 @@ def run_preset(ops, scratch: Path, off: tuple = ()):
     command = [sys.executable, "-m", "workbench", "sweep", "--preset", PRESET, "--no-cache",
                "--workers", str(WORKERS), "--out", str(out)] + (["--ops", *ops] if ops else [])
     start = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True, cwd=scratch, env=lever_environment(off),
+    done = subprocess.run(command, capture_output=True, text=True, cwd=scratch, env=pool_environment(off),
                           timeout=TIMEOUT_S)
     wall = time.perf_counter() - start
     if done.returncode != 0:
@@ -129,19 +129,14 @@ def preset_section(table: Table, config: Settings, scratch: Path) -> None:
         equality_rows(table, differences(committed, fresh), "results")
     except Exception as exc:
         table.add(10, Row(f"results: equal to {COMMITTED.parent.name}/{COMMITTED.name}", failed(exc)))
-    for name in PROCESS_LEVERS:
-        one_lever_off(table, config, scratch, ops, committed, wall, name)
+    for name in POOL_OPTIONS:
+        one_option_off(table, config, scratch, ops, committed, wall, name)
 
 
-def one_lever_off(table: Table, config: Settings, scratch: Path, ops, committed, wall_on: float, name: str) -> None:
-    module = levers_module().LEVERS.get(name) if levers_module() is not None else None
-    variable = module.ENVIRONMENT_VARIABLE if module is not None else "?"
-    label = f"the same sweep with the {name} lever off ({variable}=0), wall"
+def one_option_off(table: Table, config: Settings, scratch: Path, ops, committed, wall_on: float, name: str) -> None:
+    label = f"the same sweep without {name} ({POOL_OPTIONS[name]}=0), wall"
     if config.quick:
         table.add(10, Row(label, "skipped under --quick (full run only)"))
-        return
-    if module is None:
-        table.add(10, Row(label, "not available"))
         return
     say(f"  10. the same sweep, {name} off")
     try:

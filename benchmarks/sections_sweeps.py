@@ -93,7 +93,7 @@ class SweepFigures:
 
 def run_sweep(ops, workers: int, cache_dir: str, request_ops=None):
     with switched(True):
-        return workbench.sweep(list(request_ops or ops), list(SWEEP_DTYPES), list(SWEEP_PROFILES),
+        return workbench.sweep(workbench.Matrix(list(request_ops or ops), SWEEP_DTYPES, SWEEP_PROFILES),
                                workers=workers, cache=cache_dir, progress=False)
 
 

@@ -1,48 +1,53 @@
 """run_model agrees with hand-written executorch calls on small modules written only for this test."""
 
 import pytest
-import torch
-import tosa_reference_model
-from executorch.exir import EdgeCompileConfig, to_edge_transform_and_lower
-from executorch.backends.arm.tosa.compile_spec import TosaCompileSpec
-from executorch.backends.arm.tosa.partitioner import TOSAPartitioner
 
 import workbench
 
-
-class ScaleShift(torch.nn.Module):
-    def forward(self, x):
-        return x * 3 - 1
-
-
-class MaskedMax(torch.nn.Module):
-    def forward(self, x, y):
-        return torch.where(x > y, x, y).amax(dim=-1)
+# (model, inputs, profile) by id; the modules and tensors are built in `models` (collecting imports no torch).
+CASES = ["ScaleShift-fp", "ScaleShift-int", "MaskedMax-fp", "NarrowThenWide-int", "NarrowThenWide-int64",
+         "TwoOutputs-fp", "TwoOutputs-int64-input"]
 
 
-class NarrowThenWide(torch.nn.Module):
-    def forward(self, x):
-        return (x + 1).to(torch.int64).cumsum(0)
+@pytest.fixture(scope="module")
+def models():
+    import torch
 
+    class ScaleShift(torch.nn.Module):
+        def forward(self, x):
+            return x * 3 - 1
 
-class TwoOutputs(torch.nn.Module):
-    def forward(self, x):
-        return torch.relu(x), torch.neg(x)
+    class MaskedMax(torch.nn.Module):
+        def forward(self, x, y):
+            return torch.where(x > y, x, y).amax(dim=-1)
 
+    class NarrowThenWide(torch.nn.Module):
+        def forward(self, x):
+            return (x + 1).to(torch.int64).cumsum(0)
 
-MODELS = [
-    (ScaleShift(), (torch.randn(3, 4),), "TOSA-1.0+FP"),
-    (ScaleShift(), (torch.randint(-100, 100, (3, 4), dtype=torch.int32),), "TOSA-1.0+INT"),
-    (MaskedMax(), (torch.randn(2, 5), torch.randn(2, 5)), "TOSA-1.0+FP"),
-    (NarrowThenWide(), (torch.randint(-9, 9, (6,), dtype=torch.int32),), "TOSA-1.0+INT"),
-    (NarrowThenWide(), (torch.randint(-9, 9, (6,), dtype=torch.int32),), "TOSA-1.1+INT+int64"),
-    (TwoOutputs(), (torch.randn(4),), "TOSA-1.1+FP"),
-    (TwoOutputs(), (torch.randint(-5, 5, (4,), dtype=torch.int64),), "TOSA-1.0+INT"),
-]
+    class TwoOutputs(torch.nn.Module):
+        def forward(self, x):
+            return torch.relu(x), torch.neg(x)
+
+    return dict(zip(CASES, [
+        (ScaleShift(), (torch.randn(3, 4),), "TOSA-1.0+FP"),
+        (ScaleShift(), (torch.randint(-100, 100, (3, 4), dtype=torch.int32),), "TOSA-1.0+INT"),
+        (MaskedMax(), (torch.randn(2, 5), torch.randn(2, 5)), "TOSA-1.0+FP"),
+        (NarrowThenWide(), (torch.randint(-9, 9, (6,), dtype=torch.int32),), "TOSA-1.0+INT"),
+        (NarrowThenWide(), (torch.randint(-9, 9, (6,), dtype=torch.int32),), "TOSA-1.1+INT+int64"),
+        (TwoOutputs(), (torch.randn(4),), "TOSA-1.1+FP"),
+        (TwoOutputs(), (torch.randint(-5, 5, (4,), dtype=torch.int64),), "TOSA-1.0+INT"),
+    ]))
 
 
 def raw_outcome_and_numerics(module, inputs, profile):
     """What a reviewer's hand-written script concludes, using executorch directly."""
+    import torch
+    import tosa_reference_model
+    from executorch.backends.arm.tosa.compile_spec import TosaCompileSpec
+    from executorch.backends.arm.tosa.partitioner import TOSAPartitioner
+    from executorch.exir import EdgeCompileConfig, to_edge_transform_and_lower
+
     expected = module(*inputs)
     expected = list(expected) if isinstance(expected, tuple) else [expected]
     exported = torch.export.export(module, inputs)
@@ -72,8 +77,9 @@ def raw_outcome_and_numerics(module, inputs, profile):
     return outcome, None  # numerics of a partial program are not re-derived by hand here
 
 
-@pytest.mark.parametrize("module,inputs,profile", MODELS, ids=lambda v: getattr(v, "__name__", None))
-def test_run_model_agrees_with_raw_calls(module, inputs, profile):
+@pytest.mark.parametrize("name", CASES)
+def test_run_model_agrees_with_raw_calls(name, models):
+    module, inputs, profile = models[name]
     raw_outcome, raw_numerics = raw_outcome_and_numerics(module, inputs, profile)
     result = workbench.run_model(module, inputs, profile)
     assert result.outcome.value == raw_outcome

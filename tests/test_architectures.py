@@ -2,13 +2,10 @@
 tensors crossing a delegate boundary) per profile and policy."""
 
 import pytest
-import torch
 
 import workbench
-from workbench import catalogue
-from workbench.batch import sweeps
-from workbench.batch.model_runs import policy_matrix
-from workbench.batch.sweeps import PRESETS
+from workbench import Matrix, catalogue
+from workbench.batch.matrix import PRESETS, WHOLE_MODEL_FAMILIES
 from workbench.core.records import NodeRecord
 from workbench.views import summary as ms
 
@@ -16,6 +13,8 @@ ARCHITECTURES = ("decoder_block", "small_cnn", "lstm_step")
 
 
 def test_the_architectures_are_in_the_catalogue_and_seeded():
+    import torch
+
     assert {e.name for e in catalogue.entries() if e.family == "architecture"} == set(ARCHITECTURES)
     for name in ARCHITECTURES:
         entry = catalogue.get(name)
@@ -28,6 +27,8 @@ def test_the_architectures_are_in_the_catalogue_and_seeded():
 
 
 def test_the_decoder_block_takes_int64_tokens_and_returns_a_greedy_int64_token():
+    import torch
+
     entry = catalogue.get("decoder_block")
     tokens, start = entry.inputs("int64")
     assert tokens.dtype == start.dtype == torch.int64
@@ -37,11 +38,11 @@ def test_the_decoder_block_takes_int64_tokens_and_returns_a_greedy_int64_token()
 
 
 def test_whole_catalogue_sweeps_leave_the_architectures_out():
-    assert PRESETS["int64-review"].ops is None and "architecture" in sweeps.WHOLE_MODEL_FAMILIES
-    pairs, _, _ = sweeps._expand(None, ("int64",), ("TOSA-1.0+INT",), None)
-    assert pairs and not {op for op, _ in pairs} & set(ARCHITECTURES)
-    named, _, _ = sweeps._expand(["decoder_block"], ("int64",), ("TOSA-1.0+INT",), None)
-    assert named == [("decoder_block", "int64")]
+    assert PRESETS["int64-review"].ops is None and "architecture" in WHOLE_MODEL_FAMILIES
+    cases = Matrix(None, "int64", "TOSA-1.0+INT").cases()
+    assert cases and not {case.name for case in cases} & set(ARCHITECTURES)
+    named = Matrix("decoder_block", "int64", "TOSA-1.0+INT").cases()
+    assert [(case.name, case.dtype) for case in named] == [("decoder_block", "int64")]
 
 
 def _node(name, target, args, ins, outs, tag=None):
@@ -72,17 +73,18 @@ def test_the_summary_of_a_hand_checked_graph():
                                                   ("i", "input", "tag1"), ("mp", "tag0", "cpu")]
 
 
-class _Chain(torch.nn.Module):
-    """A float add and mul the FP profile delegates, an argmax it leaves on CPU (int32 TOSA ARGMAX), and an
-    int64 add of that argmax and an int64 input."""
-
-    def forward(self, x, i):
-        a = x + 1
-        return a * 2, a.argmax(-1) + i
-
-
 @pytest.mark.slow
 def test_the_summary_of_a_real_model_with_a_known_cpu_island():
+    import torch
+
+    class _Chain(torch.nn.Module):
+        """A float add and mul the FP profile delegates, an argmax it leaves on CPU (int32 TOSA ARGMAX), and an
+        int64 add of that argmax and an int64 input."""
+
+        def forward(self, x, i):
+            a = x + 1
+            return a * 2, a.argmax(-1) + i
+
     inputs = (torch.randn(2, 5), torch.tensor([3, 4]))
     plain = ms.model_summary(workbench.run_model(_Chain(), inputs, "TOSA-1.0+FP"))
     # TOSA-1.0+FP: the int64 add stays on CPU beside the argmax: one delegate, one island, no int64 crossing
@@ -118,7 +120,7 @@ def test_each_architecture_runs_under_the_profiles_as_documented(op):
     entry = catalogue.get(op)
     seen = set()
     for dtype in entry.dtypes:
-        results = policy_matrix(op, dtype, PROFILES, ["stock"])
+        results = workbench.sweep_results(Matrix(op, dtype, PROFILES), workers=1)
         table = ms.summary_table(results)
         assert list(table.profile) == list(PROFILES)
         got = [(r.outcome, r.numerics, r.delegates, r.cpu_islands, r.int64_crossings) for r in table.itertuples()]
@@ -145,7 +147,7 @@ def test_the_policy_sweep_has_a_row_per_profile_and_policy_and_the_decoder_findi
 def test_the_cli_prints_the_summary(capsys):
     from workbench.cli import main
 
-    assert main(["summary", "lstm_step", "--profiles", "TOSA-1.0+FP", "--policies", "stock"]) == 0
+    assert main(["summary", "lstm_step", "--profiles", "TOSA-1.0+FP", "--policy", "stock"]) == 0
     out = capsys.readouterr().out
     assert "TOSA-1.0+FP" in out and "cpu_islands" in out and "no int64 crossing" in out
     assert main(["summary", "lstm_stp"]) == 2

@@ -12,27 +12,20 @@ import textwrap
 
 import pandas as pd
 import pytest
-from checkouts import (ADD_IN_INT_LIST, INT64_CHECK_ALWAYS, INT64_CHECK_SKIPPED, INT_SUPPORT_LIST, SUPPORT_CHECKS,
-                       edit, git, int64_check_always_branch, make_checkout)
 
 from workbench.stack import arm_backend
 from workbench.stack.arm_backend import ArmBackendError
+
 
 def workbench_cli(*args, env=None):
     return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True, timeout=900,
                           env=env)
 
 
-@pytest.fixture
-def clean_env(monkeypatch, tmp_path):
-    monkeypatch.delenv(arm_backend.ENV_VAR, raising=False)
-    monkeypatch.setenv("WORKBENCH_CACHE_DIR", str(tmp_path / "cache"))
-
-
 # --- choosing and describing a backend (no executorch import) -----------------------------------------------------
 
-def test_a_checkout_or_its_arm_folder_is_accepted_and_anything_else_named(tmp_path):
-    checkout = make_checkout(tmp_path / "executorch")
+def test_a_checkout_or_its_arm_folder_is_accepted_and_anything_else_named(checkouts, tmp_path):
+    checkout = checkouts.make_checkout(tmp_path / "executorch")
     assert arm_backend.resolve_folder(checkout) == (checkout / "backends" / "arm").resolve()
     assert arm_backend.resolve_folder(checkout / "backends" / "arm") == (checkout / "backends" / "arm").resolve()
     with pytest.raises(ArmBackendError, match="is not a folder.*executorch checkout.*'installed'"):
@@ -41,15 +34,16 @@ def test_a_checkout_or_its_arm_folder_is_accepted_and_anything_else_named(tmp_pa
         arm_backend.resolve_folder(checkout / "backends")
 
 
-def test_the_record_names_commit_dirtiness_and_content(tmp_path):
-    checkout = make_checkout(tmp_path / "executorch")
+def test_the_record_names_commit_dirtiness_and_content(checkouts, tmp_path):
+    checkout = checkouts.make_checkout(tmp_path / "executorch")
     folder = arm_backend.resolve_folder(checkout)
     describe = arm_backend.describe.__wrapped__  # uncached: the test changes the folder between calls
     clean = describe(folder)
-    assert clean.source == "checkout" and clean.commit == git(checkout, "rev-parse", "HEAD") and clean.dirty is False
+    assert clean.source == "checkout" and clean.dirty is False
+    assert clean.commit == checkouts.git(checkout, "rev-parse", "HEAD")
     assert clean.label == f"checkout {folder} at {clean.commit[:12]}"
 
-    edit(checkout, SUPPORT_CHECKS, INT64_CHECK_SKIPPED, INT64_CHECK_ALWAYS)
+    checkouts.edit(checkout, checkouts.SUPPORT_CHECKS, checkouts.INT64_CHECK_SKIPPED, checkouts.INT64_CHECK_ALWAYS)
     (folder / "__pycache__").mkdir(exist_ok=True)
     (folder / "__pycache__" / "x.cpython-311.pyc").write_bytes(b"byte code is not a change")
     dirty = describe(folder)
@@ -57,7 +51,7 @@ def test_the_record_names_commit_dirtiness_and_content(tmp_path):
     assert dirty.content != clean.content and dirty.cache_identity != clean.cache_identity
     assert "(dirty, content" in dirty.label
 
-    git(checkout, "commit", "-qam", "int64 check also under EXT-INT64")
+    checkouts.git(checkout, "commit", "-qam", "int64 check also under EXT-INT64")
     committed = describe(folder)
     assert committed.dirty is False and committed.commit != clean.commit
     assert committed.content == dirty.content  # the same files run: the cache may share their results
@@ -67,8 +61,9 @@ def test_the_record_names_commit_dirtiness_and_content(tmp_path):
     assert outside_git.commit is None and outside_git.dirty is None and "no git" in outside_git.label
 
 
-def test_record_round_trips_through_a_result_dict(tmp_path):
-    record = arm_backend.describe.__wrapped__(arm_backend.resolve_folder(make_checkout(tmp_path / "executorch")))
+def test_record_round_trips_through_a_result_dict(checkouts, tmp_path):
+    record = arm_backend.describe.__wrapped__(
+        arm_backend.resolve_folder(checkouts.make_checkout(tmp_path / "executorch")))
     assert arm_backend.ArmBackend.from_dict(json.loads(json.dumps(record.to_dict()))) == record
     assert arm_backend.label_of(record.to_dict()) == record.label
     assert arm_backend.label_of({}) == ""
@@ -76,29 +71,31 @@ def test_record_round_trips_through_a_result_dict(tmp_path):
 
 # --- in this process: the installed backend is imported for good ---------------------------------------------------
 
-def test_asking_for_a_checkout_after_the_installed_backend_was_imported_says_restart(tmp_path, clean_env):
+def test_asking_for_a_checkout_after_the_installed_backend_was_imported_says_restart(checkouts, tmp_path, clean_env):
     from workbench.stack import loader as _stack
 
     _stack.arm()
-    checkout = make_checkout(tmp_path / "executorch")
+    checkout = checkouts.make_checkout(tmp_path / "executorch")
     with pytest.raises(ArmBackendError, match="already imported the Arm backend from .*Restart the kernel"):
         arm_backend.use_arm_backend(checkout)
     assert arm_backend.active().source == "installed"  # nothing changed
     assert arm_backend.use_arm_backend("installed") == arm_backend.installed()
 
 
-def test_work_for_another_backend_is_refused(clean_env, tmp_path):
+def test_work_for_another_backend_is_refused(checkouts, clean_env, tmp_path):
     arm_backend.check_same(arm_backend.active().to_dict())
-    other = arm_backend.describe.__wrapped__(arm_backend.resolve_folder(make_checkout(tmp_path / "executorch")))
+    other = arm_backend.describe.__wrapped__(
+        arm_backend.resolve_folder(checkouts.make_checkout(tmp_path / "executorch")))
     with pytest.raises(ArmBackendError, match=f"requested for {other.label}.*WORKBENCH_ARM_BACKEND"):
         arm_backend.check_same(other.to_dict())
 
 
-def test_a_result_on_a_checkout_reproduces_on_that_checkout(tmp_path):
+def test_a_result_on_a_checkout_reproduces_on_that_checkout(checkouts, tmp_path):
     from workbench import views
     from workbench.core.records import result_from_dict
 
-    record = arm_backend.describe.__wrapped__(arm_backend.resolve_folder(make_checkout(tmp_path / "executorch")))
+    record = arm_backend.describe.__wrapped__(
+        arm_backend.resolve_folder(checkouts.make_checkout(tmp_path / "executorch")))
     result = result_from_dict({"op": "add", "dtype": "int32", "profile": "TOSA-1.0+INT", "policy": "stock",
                                "seed": 0, "outcome": "fallback", "numerics": "not_run",
                                "arm_backend": record.to_dict()})
@@ -118,9 +115,9 @@ RUN_CASES = textwrap.dedent('''
 ''')
 
 
-def test_dropping_add_from_the_int_support_list_changes_add_under_int_only(tmp_path, clean_env):
-    checkout = make_checkout(tmp_path / "executorch")
-    edit(checkout, INT_SUPPORT_LIST, ADD_IN_INT_LIST, "")
+def test_dropping_add_from_the_int_support_list_changes_add_under_int_only(checkouts, tmp_path, clean_env):
+    checkout = checkouts.make_checkout(tmp_path / "executorch")
+    checkouts.edit(checkout, checkouts.INT_SUPPORT_LIST, checkouts.ADD_IN_INT_LIST, "")
     done = subprocess.run([sys.executable, "-c", RUN_CASES, str(checkout)], capture_output=True, text=True,
                           timeout=900)
     assert done.returncode == 0, done.stderr
@@ -131,16 +128,17 @@ def test_dropping_add_from_the_int_support_list_changes_add_under_int_only(tmp_p
     record = add_int["arm_backend"]
     assert record["source"] == "checkout" and record["dirty"] is True
     assert record["path"] == str((checkout / "backends" / "arm").resolve())
-    assert record["commit"] == git(checkout, "rev-parse", "HEAD")
+    assert record["commit"] == checkouts.git(checkout, "rev-parse", "HEAD")
 
     from workbench import run_case
 
     assert run_case("add", "int32", "TOSA-1.0+INT").outcome.value == "delegated"  # the installed one, here
 
 
-def test_a_checkout_that_does_not_import_gives_the_root_cause_and_the_differing_files(tmp_path, clean_env):
-    checkout = make_checkout(tmp_path / "executorch")
-    edit(checkout, "tosa/partitioner.py", "import ", "from executorch.exir.newer_than_installed import helper\nimport ")
+def test_a_checkout_that_does_not_import_gives_the_root_cause_and_the_differing_files(checkouts, tmp_path, clean_env):
+    checkout = checkouts.make_checkout(tmp_path / "executorch")
+    checkouts.edit(checkout, "tosa/partitioner.py", "import ",
+                   "from executorch.exir.newer_than_installed import helper\nimport ")
     done = workbench_cli("run", "add", "--dtype", "int32", "--profile", "TOSA-1.0+INT", "--arm-backend", str(checkout))
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
@@ -151,11 +149,11 @@ def test_a_checkout_that_does_not_import_gives_the_root_cause_and_the_differing_
     assert "differs from the installed backend in 1 file(s): tosa/partitioner.py (changed)" in message
 
 
-def test_the_environment_variable_chooses_the_backend_for_the_process(tmp_path, clean_env):
+def test_the_environment_variable_chooses_the_backend_for_the_process(checkouts, tmp_path, clean_env):
     import os
 
-    checkout = make_checkout(tmp_path / "executorch")
-    edit(checkout, INT_SUPPORT_LIST, ADD_IN_INT_LIST, "")
+    checkout = checkouts.make_checkout(tmp_path / "executorch")
+    checkouts.edit(checkout, checkouts.INT_SUPPORT_LIST, checkouts.ADD_IN_INT_LIST, "")
     env = {**os.environ, arm_backend.ENV_VAR: str(checkout)}
     done = workbench_cli("run", "add", "--dtype", "int32", "--profile", "TOSA-1.0+INT", "--json", env=env)
     assert done.returncode == 0, done.stderr
@@ -167,12 +165,12 @@ def test_the_environment_variable_chooses_the_backend_for_the_process(tmp_path, 
 
 
 @pytest.mark.slow
-def test_a_branch_diffed_against_the_installed_release_on_the_smoke_sweep(tmp_path, clean_env):
+def test_a_branch_diffed_against_the_installed_release_on_the_smoke_sweep(checkouts, tmp_path, clean_env):
     """The reviewer's flow: sweep the installed backend, sweep the branch, diff; the cache keeps them apart."""
     import workbench
 
-    checkout = int64_check_always_branch(tmp_path / "executorch")
-    commit = git(checkout, "rev-parse", "HEAD")
+    checkout = checkouts.int64_check_always_branch(tmp_path / "executorch")
+    commit = checkouts.git(checkout, "rev-parse", "HEAD")
     cache = tmp_path / "cache"
     before, after = tmp_path / "a.csv", tmp_path / "b.csv"
 
@@ -210,6 +208,6 @@ def test_a_branch_diffed_against_the_installed_release_on_the_smoke_sweep(tmp_pa
     # From a process that already imported the installed backend, the same sweep runs in a new process,
     # and now comes from the cache, still apart from the installed backend's results.
     workbench.run_case("add", "int32", "TOSA-1.0+INT")
-    again = workbench.sweep(preset="smoke", cache=cache, arm_backend=checkout, progress=False)
+    again = workbench.sweep(workbench.Matrix.preset("smoke"), cache=cache, arm_backend=checkout, progress=False)
     assert again["cached"].all()
     pd.testing.assert_frame_equal(again.drop(columns=["cached", "seconds"]), b.drop(columns=["cached", "seconds"]))

@@ -11,7 +11,6 @@ from workbench import WorkbenchError
 from workbench.batch import arm_tests
 from workbench.batch.arm_tests import agreement_text, from_arm_tests, run_arm_tests, select_files
 
-from checkouts import edit, git, make_checkout
 
 # At least 20 of executorch's Arm operator test files, the comparisons among them, and misc/test_int64.py.
 AGREEMENT_FILES = [
@@ -70,16 +69,16 @@ def test_the_workbench_agrees_with_executorchs_own_arm_tests():
 
 
 @pytest.fixture(scope="module")
-def edited_checkout(tmp_path_factory):
+def edited_checkout(checkouts, tmp_path_factory):
     """A checkout whose ops/test_cumsum.py has one more parametrization and one xfail, and whose ops/test_cat.py
     does not import."""
-    root = make_checkout(tmp_path_factory.mktemp("executorch"))
+    root = checkouts.make_checkout(tmp_path_factory.mktemp("executorch"))
     cumsum = "test/ops/test_cumsum.py"
-    edit(root, cumsum, '        "1d_dim0": lambda: (torch.rand(10), 0),\n',
+    checkouts.edit(root, cumsum, '        "1d_dim0": lambda: (torch.rand(10), 0),\n',
          '        "1d_dim0": lambda: (torch.rand(10), 0),\n' + NEW_PARAM)
-    edit(root, cumsum, CUMSUM_PARAMETRIZE, CUMSUM_XFAIL)
-    edit(root, "test/ops/test_cat.py", "import torch\n", "import torch\ndef broken(:\n")
-    git(root, "commit", "-qam", "edited Arm tests")
+    checkouts.edit(root, cumsum, CUMSUM_PARAMETRIZE, CUMSUM_XFAIL)
+    checkouts.edit(root, "test/ops/test_cat.py", "import torch\n", "import torch\ndef broken(:\n")
+    checkouts.git(root, "commit", "-qam", "edited Arm tests")
     return root
 
 

@@ -10,12 +10,16 @@ from pathlib import Path
 import pytest
 
 import workbench
+from workbench import Matrix
 from workbench.batch import cache
-from workbench.batch.sweeps import sweep_results
 from workbench.policies import Policy, code_fingerprint
 
 ROOT = Path(workbench.__file__).resolve().parent
-CASE = dict(ops=["add"], dtypes=["int32"], profiles=["TOSA-1.0+INT"], progress=False)
+ADD = Matrix(["add"], ["int32"], ["TOSA-1.0+INT"])
+
+
+def sweep(policy, store, matrix=ADD):
+    return workbench.sweep(matrix.replace(policies=[policy]), cache=str(store), progress=False)
 
 CHECKS = '''
 from torch.fx.passes.operator_support import OperatorSupportBase
@@ -44,10 +48,10 @@ def load_checks(folder: Path, verdict: str, generation: int):
 
 def test_editing_a_python_policys_check_recomputes_the_case(tmp_path):
     store = tmp_path / "cache"
-    first = workbench.sweep(policy=load_checks(tmp_path, "True", 1), cache=str(store), **CASE)
-    again = workbench.sweep(policy=load_checks(tmp_path, "True", 2), cache=str(store), **CASE)
+    first = sweep(load_checks(tmp_path, "True", 1), store)
+    again = sweep(load_checks(tmp_path, "True", 2), store)
     assert (first.outcome[0], bool(first.cached[0]), bool(again.cached[0])) == ("delegated", False, True)
-    edited = workbench.sweep(policy=load_checks(tmp_path, "node.op != 'call_function'", 3), cache=str(store), **CASE)
+    edited = sweep(load_checks(tmp_path, "node.op != 'call_function'", 3), store)
     assert not edited.cached[0] and edited.outcome[0] == "fallback"
 
 
@@ -82,9 +86,9 @@ def test_a_policy_whose_checks_have_no_source_is_never_cached_and_says_so(tmp_pa
     policy = Policy("unreadable", "checks compiled from a string", namespace["make_checks"])
     assert policy.fingerprint() is None
     for _ in range(2):
-        table = workbench.sweep(policy=policy, cache=str(tmp_path), **CASE)
+        table = sweep(policy, tmp_path)
         assert not table.cached[0]
-    results = sweep_results(policy=policy, cache=str(tmp_path), **CASE)
+    results = workbench.sweep_results(ADD.replace(policies=[policy]), cache=str(tmp_path))
     assert any("not cached" in note for note in results[0].notes)
     assert not list(tmp_path.rglob("*.json"))
 
@@ -155,13 +159,9 @@ def test_editing_profiles_py_and_sweeping_again_recomputes(tmp_path):
 @pytest.mark.slow
 def test_changing_a_policys_accept_rules_recomputes_the_case(tmp_path):
     # Same name, different accept rules: a cached verdict of one must never answer for the other.
-    store, case = str(tmp_path / "cache"), dict(ops=["where_int64_buffer"], dtypes=["int64"],
-                                                  profiles=["TOSA-1.1+INT+int64"], progress=False)
-    accepting = workbench.policies.accepting("p", {"aten.where.self": ["int64"]})
-    first = workbench.sweep(policy=accepting, cache=store, **case)
-    again = workbench.sweep(policy=workbench.policies.accepting("p", {"aten.where.self": ["int64"]}), cache=store,
-                            **case)
+    store, where = tmp_path / "cache", Matrix(["where_int64_buffer"], ["int64"], ["TOSA-1.1+INT+int64"])
+    first = sweep(workbench.policies.accepting("p", {"aten.where.self": ["int64"]}), store, where)
+    again = sweep(workbench.policies.accepting("p", {"aten.where.self": ["int64"]}), store, where)
     assert (first.outcome[0], bool(first.cached[0]), bool(again.cached[0])) == ("lowering_error", False, True)
-    narrower = workbench.sweep(policy=workbench.policies.accepting("p", {"aten.where.self": ["int32"]}), cache=store,
-                               **case)
+    narrower = sweep(workbench.policies.accepting("p", {"aten.where.self": ["int32"]}), store, where)
     assert not narrower.cached[0] and narrower.outcome[0] == "fallback"

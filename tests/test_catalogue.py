@@ -1,5 +1,4 @@
 import pytest
-import torch
 
 from workbench import UnknownDtypeError, UnknownOperatorError, UnsupportedDtypeError, catalogue, dtypes
 
@@ -27,7 +26,7 @@ def test_every_dtype_is_covered_somewhere():
 
 
 @pytest.mark.parametrize("op,dtype", CASES)
-def test_inputs_are_seeded_and_the_eager_model_runs(op, dtype):
+def test_inputs_are_seeded_and_the_eager_model_runs(torch, op, dtype):
     entry = catalogue.get(op)
     first, again, other = entry.inputs(dtype, 0), entry.inputs(dtype, 0), entry.inputs(dtype, 1)
     assert all(torch.equal(a, b) for a, b in zip(first, again))
@@ -48,14 +47,14 @@ def test_most_int64_entries_carry_int64_data():
 
 
 @pytest.mark.parametrize("op", WITH_INT64_DATA)
-def test_int64_data_operands_reach_beyond_int32(op):
+def test_int64_data_operands_reach_beyond_int32(torch, op):
     entry = catalogue.get(op)
     tensors = entry.inputs("int64", 0)
     assert any(tensors[i].dtype == torch.int64 and tensors[i].abs().max() > 2**31
                for i in _int64_data_positions(entry))
 
 
-def test_review_variants_build_what_reviewers_described():
+def test_review_variants_build_what_reviewers_described(torch):
     buffer_model = catalogue.get("where_int64_buffer").module("int64")
     assert buffer_model.other.dtype == torch.int64 and int(buffer_model.other.max()) == 2**40
     (x,) = catalogue.get("slice_step2_int64").inputs("int64")
@@ -68,7 +67,7 @@ def test_review_variants_build_what_reviewers_described():
     assert catalogue.get("view_dynamic").dynamic_shapes() is not None
 
 
-def test_qint8_models_take_float_inputs():
+def test_qint8_models_take_float_inputs(torch):
     (x, y) = catalogue.get("add").inputs("qint8")
     assert x.dtype == torch.float32
 

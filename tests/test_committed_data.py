@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 
 import workbench
-from workbench.stack import loader as _stack
-from workbench.batch.sweeps import PRESETS, WHOLE_MODEL_FAMILIES
+from workbench.batch.matrix import PRESETS, WHOLE_MODEL_FAMILIES
+from workbench.stack import versions
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "int64-review.csv"
 
@@ -23,7 +23,7 @@ def test_it_is_the_whole_preset_on_the_installed_versions(review):
     expected = {(e.name, d, p) for e in workbench.catalogue.entries() if e.family not in WHOLE_MODEL_FAMILIES
                 for d in e.dtypes if d in preset.dtypes for p in preset.profiles}
     assert set(zip(review.op, review.dtype, review.profile)) == expected
-    installed = _stack.versions()
+    installed = versions.versions()
     assert set(review["executorch"]) == {installed["executorch"]}
     assert set(review["torch"]) == {installed["torch"]}
     assert set(review["tosa_tools"]) == {installed["tosa-tools"]}

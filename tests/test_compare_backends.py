@@ -1,7 +1,7 @@
 """Two Arm backends compared over one matrix: import checks first, each sweep in its own process, then the diff.
 
-The checkouts are copies of the installed `executorch/backends/arm` in temporary git repositories (checkouts.py)
-with one edit each.
+The checkouts are copies of the installed `executorch/backends/arm` in temporary git repositories (the `checkouts`
+fixture) with one edit each.
 """
 
 import re
@@ -10,33 +10,26 @@ import sys
 
 import pandas as pd
 import pytest
-from checkouts import ADD_IN_INT_LIST, INT_SUPPORT_LIST, SUPPORT_CHECKS, edit, make_checkout
 
 import workbench
 from workbench.batch import backends
 from workbench.batch.diffs import diff
 from workbench.stack import arm_backend
 
-MATRIX = dict(ops=["add", "mul", "sub"], dtypes=["int32"], profiles=["TOSA-1.0+INT", "TOSA-1.0+FP"])
+MATRIX = workbench.Matrix(["add", "mul", "sub"], ["int32"], ["TOSA-1.0+INT", "TOSA-1.0+FP"])
 
 
 def workbench_cli(*args):
     return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True, timeout=900)
 
 
-@pytest.fixture
-def clean_env(monkeypatch, tmp_path):
-    monkeypatch.delenv(arm_backend.ENV_VAR, raising=False)
-    monkeypatch.setenv("WORKBENCH_CACHE_DIR", str(tmp_path / "default-cache"))
-
-
 @pytest.mark.slow
-def test_dropping_add_from_the_int_list_changes_exactly_add_under_int(tmp_path, clean_env):
-    checkout = make_checkout(tmp_path / "executorch")
-    edit(checkout, INT_SUPPORT_LIST, ADD_IN_INT_LIST, "")
+def test_dropping_add_from_the_int_list_changes_exactly_add_under_int(checkouts, tmp_path, clean_env):
+    checkout = checkouts.make_checkout(tmp_path / "executorch")
+    checkouts.edit(checkout, checkouts.INT_SUPPORT_LIST, checkouts.ADD_IN_INT_LIST, "")
     cache = tmp_path / "cache"
 
-    result = workbench.compare_backends("installed", checkout, **MATRIX, cache=str(cache))
+    result = workbench.compare_backends("installed", checkout, MATRIX, cache=str(cache))
 
     assert result.before == arm_backend.installed() and result.after.source == "checkout"
     assert result.after.path == str((checkout / "backends" / "arm").resolve()) and result.after.dirty is True
@@ -57,8 +50,8 @@ def test_dropping_add_from_the_int_list_changes_exactly_add_under_int(tmp_path, 
     # The command line: the same comparison (from the cache unless the workbench's own code changed meanwhile),
     # both tables kept.
     out = tmp_path / "out"
-    done = workbench_cli("compare-backends", "installed", str(checkout), "--ops", *MATRIX["ops"], "--dtypes",
-                         *MATRIX["dtypes"], "--profiles", *MATRIX["profiles"], "--cache-dir", str(cache),
+    done = workbench_cli("compare-backends", "installed", str(checkout), "--ops", *MATRIX.ops, "--dtypes",
+                         *MATRIX.dtypes, "--profiles", *MATRIX.profiles, "--cache-dir", str(cache),
                          "--out-dir", str(out))
     assert done.returncode == 0, done.stderr
     assert "import check, before: ok" in done.stdout and "import check, after:  ok" in done.stdout
@@ -73,21 +66,22 @@ def test_dropping_add_from_the_int_list_changes_exactly_add_under_int(tmp_path, 
     assert same.identical() and "no case changed: the 6 cases" in str(same)
 
 
-def test_a_checkout_that_does_not_import_stops_the_comparison_before_any_sweep(tmp_path, clean_env, monkeypatch):
-    checkout = make_checkout(tmp_path / "executorch")
-    edit(checkout, SUPPORT_CHECKS, "import ", "def broken(:\n    pass\nimport ")
+def test_a_checkout_that_does_not_import_stops_the_comparison_before_any_sweep(checkouts, tmp_path, clean_env,
+                                                                                monkeypatch):
+    checkout = checkouts.make_checkout(tmp_path / "executorch")
+    checkouts.edit(checkout, checkouts.SUPPORT_CHECKS, "import ", "def broken(:\n    pass\nimport ")
 
     def no_sweep(*args, **kwargs):
         raise AssertionError("a sweep ran although a backend does not import")
 
-    monkeypatch.setattr(backends, "_sweep_in_fresh_process", no_sweep)
+    monkeypatch.setattr(backends, "sweep_in_new_process", no_sweep)
     with pytest.raises(backends.BackendImportError) as caught:
-        workbench.compare_backends("installed", checkout, **MATRIX, cache=False)
+        workbench.compare_backends("installed", checkout, MATRIX, cache=False)
     message = str(caught.value)
     assert message.startswith(f"the after Arm backend ({(checkout / 'backends' / 'arm').resolve()}) does not "
                               "import, so nothing was swept: the Arm backend at")
     assert "SyntaxError" in message and "the before Arm backend" not in message
-    assert f"1 file(s): {SUPPORT_CHECKS} (changed)" in message
+    assert f"1 file(s): {checkouts.SUPPORT_CHECKS} (changed)" in message
     checks = caught.value.checks
     assert checks["before"].ok and not checks["after"].ok and checks["after"].backend.source == "checkout"
 

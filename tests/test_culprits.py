@@ -3,7 +3,6 @@
 import json
 
 import pytest
-import torch
 
 import workbench
 from workbench.batch.culprits import KEPT_ON_CPU, find_culprits
@@ -11,11 +10,6 @@ from workbench.cli import main
 
 
 CASE = ("two_culprits", "int64", "TOSA-1.1+FP+int64")  # a float chain beside an int64 cumsum and int64/int32 cat
-
-
-def _model():
-    entry = workbench.catalogue.get("two_culprits")
-    return entry.module("int64"), entry.inputs("int64", seed=0)
 
 
 @pytest.mark.slow
@@ -47,7 +41,7 @@ def test_single_operator_case_and_allowlist_implication():
     result = workbench.run_case("cumsum", "int64", "TOSA-1.1+INT+int64", policy=policy)
     assert result.outcome == workbench.Outcome.LOWERING_ERROR
 
-    search = find_culprits(result, policy=policy)
+    search = find_culprits(result)  # the policy comes with the result's case
 
     assert [culprit.nodes for culprit in search.culprits] == [("aten_cumsum_default",)]
     assert search.lowerings == 1  # one accepted node: only the confirming run
@@ -64,14 +58,40 @@ def test_nothing_to_search_on_a_case_that_lowered():
 
 
 @pytest.mark.slow
-def test_a_model_result_is_searched_with_its_module():
-    module, inputs = _model()
-    result = workbench.run_model(module, inputs, CASE[2])
-    with pytest.raises(workbench.WorkbenchError, match="module=..., inputs=..."):
-        find_culprits(result)
-    search = find_culprits(result, module=module, inputs=inputs)
+def test_a_model_result_is_searched_from_the_result_alone():
+    import torch
+
+    class TwoCulprits(torch.nn.Module):
+        """A float chain beside an int64 cumsum and a cat of int64 with int32."""
+
+        def forward(self, x, i, j):
+            y = x
+            for scale in (1.5, 0.5, 2.0):
+                y = torch.relu(y * scale) + 0.25
+            return torch.sigmoid(y) - x, torch.cumsum(i, 0), torch.cat([i, j])
+
+    inputs = (torch.randn(4, 4), torch.arange(6) * 2**40, torch.arange(3, dtype=torch.int32))
+    result = workbench.run_model(TwoCulprits(), inputs, CASE[2])
+    search = find_culprits(result)
     assert {culprit.target for culprit in search.culprits} == {"aten.cumsum.default", "aten.cat.default"}
     assert (search.outcome, search.numerics) == (workbench.Outcome.PARTIAL, workbench.Numerics.MATCH)
+    assert search.result.case.module is result.case.module
+
+
+def test_a_result_read_back_from_a_file_is_searched_from_its_names_or_says_what_it_needs():
+    from workbench.core.records import result_from_dict
+
+    result = workbench.run_case("cumsum", "int64", "TOSA-1.1+INT+int64",
+                                policy=workbench.policies.allowlist("with-cumsum", ["aten.cumsum.default"]))
+    read_back = result_from_dict(result.to_dict())
+    assert read_back.case is None
+    with pytest.raises(workbench.WorkbenchError, match="'with-cumsum' of this result is not registered"):
+        find_culprits(read_back)
+    stock = result_from_dict(workbench.run_case("cumsum", "int64", "TOSA-1.1+INT+int64").to_dict())
+    assert find_culprits(stock).culprits[0].nodes == ("aten_cumsum_default",)
+    model = result_from_dict({**stock.to_dict(), "op": "model:Mine", "seed": None})
+    with pytest.raises(workbench.WorkbenchError, match=r"workbench.Case.model\(module, inputs, 'TOSA-1.1\+INT"):
+        find_culprits(model)
 
 
 @pytest.mark.slow

@@ -1,26 +1,36 @@
-"""The decomposition cache: its switch, its invalidation, and results identical with it on and off."""
+"""The decomposition cache: patched during workbench calls only, its invalidation, and results identical with it
+on and off."""
 
+import contextlib
 import gc
 import uuid
 
 import pytest
-import torch
 
 import workbench
-from invariants import comparable
-from probes import probe_with_environment
-from workbench.stack import decomposition_cache
-from workbench.stack import loader as _stack
-from workbench.stack.decomposition_cache import switched
-from workbench.stack.registry_fingerprint import registry_fingerprint
-
-CIA = torch._C.DispatchKey.CompositeImplicitAutograd
+from workbench.stack import call_scope, decomposition_cache, levers
+from workbench.stack.decomposition_cache import REMEMBERED
 
 
 @pytest.fixture(scope="module", autouse=True)
 def stack():
-    """The stack as the workbench loads it: the cache installed, warm, and on (unless the environment says off)."""
-    _stack.arm()
+    """The stack as the workbench loads it (the cache on, unless the environment says off)."""
+    from workbench.stack import loader
+
+    loader.arm()
+
+
+@contextlib.contextmanager
+def switched(on: bool):
+    """A workbench call with the cache on or off."""
+    with call_scope.workbench_call(), levers.switched(on, only=["decomposition_cache"]):
+        yield
+
+
+def cia():
+    import torch
+
+    return torch._C.DispatchKey.CompositeImplicitAutograd
 
 
 def export_utils():
@@ -44,22 +54,24 @@ def collect():
 
 PROBE = """
 import gc, json, torch._export.utils as u
-from workbench.stack import decomposition_cache as d
-d.install()
-print(json.dumps({"enabled": d.enabled(), "module": u._collect_all_valid_cia_ops.__module__,
-                  "frozen": gc.get_freeze_count() > 0}))
+from workbench.stack import call_scope, loader
+loader.arm()
+with call_scope.workbench_call():
+    module = u._collect_all_valid_cia_ops.__module__
+print(json.dumps({"module": module, "frozen": gc.get_freeze_count() > 0}))
 """
 
 
 @pytest.mark.parametrize("value,on", [(None, True), ("0", False), ("off", False)])
-def test_the_environment_variable_sets_the_default(value, on):
-    seen = probe_with_environment(PROBE, decomposition_cache.ENVIRONMENT_VARIABLE, value)
-    assert seen == {"enabled": on, "module": "workbench.stack.decomposition_cache" if on else "torch._export.utils",
-                    "frozen": on}
+def test_the_environment_variable_sets_the_default(value, on, probe_with_environment):
+    seen = probe_with_environment(PROBE, decomposition_cache.LEVER.environment_variable, value)
+    assert seen == {"module": "workbench.stack.decomposition_cache" if on else "torch._export.utils",
+                    "frozen": False}
 
 
 def torch_own_functions_are_in_place() -> bool:
-    """Judged from torch's side: the functions are the ones defined in torch's files, everywhere torch uses them."""
+    """Judged from torch's side: the functions are the ones defined in torch's files, everywhere torch uses them,
+    and the collector is as the user left it."""
     import torch.export.decomp_utils as decomp_utils
 
     collector = export_utils()._collect_all_valid_cia_ops
@@ -71,36 +83,35 @@ def torch_own_functions_are_in_place() -> bool:
             and gc.get_freeze_count() == 0)
 
 
-def test_switched_off_puts_torch_own_functions_back_and_the_block_end_restores_the_cache():
+def test_outside_a_call_and_switched_off_inside_one_torch_own_functions_are_in_place():
+    assert torch_own_functions_are_in_place()
     with switched(True):
-        assert decomposition_cache.enabled()
         assert not torch_own_functions_are_in_place()
-        with switched(False):
-            assert not decomposition_cache.enabled()
-            assert torch_own_functions_are_in_place()
-            with switched(True):
-                assert decomposition_cache.status()["memo_installed"]
-                assert decomposition_cache.status()["override_installed"]
-                assert decomposition_cache.status()["heap_frozen"]
+        with levers.switched(False, only=["decomposition_cache"]):
             assert torch_own_functions_are_in_place()
         assert not torch_own_functions_are_in_place()
+    assert torch_own_functions_are_in_place()
 
 
 def test_the_installed_torch_is_the_one_the_replacements_were_checked_against():
-    # Fails after a torch upgrade: re-read the functions listed in _CHECKED_SOURCES, then update their prints.
-    assert decomposition_cache.status()["unavailable"] == {}
+    # Fails after a torch upgrade: re-read the functions of the parts "memo" and "override" in
+    # stack/pinned_sources.py, then update their prints.
+    levers.SPEED.check()
+    assert levers.status()["decomposition_cache"]["unavailable"] == []
 
 
 # --- invalidation and copies ------------------------------------------------------------------------------------
 
 
-class CallsOp(torch.nn.Module):
-    def __init__(self, op):
-        super().__init__()
-        self.op = op
+def calls_op(op):
+    """A module computing op(x) + 1."""
+    import torch
 
-    def forward(self, x):
-        return self.op(x) + 1
+    class CallsOp(torch.nn.Module):
+        def forward(self, x):
+            return op(x) + 1
+
+    return CallsOp()
 
 
 def graph_code(exported, table_factory):
@@ -108,18 +119,20 @@ def graph_code(exported, table_factory):
 
 
 def test_an_operator_registered_after_warm_up_is_seen_exactly_as_without_the_cache():
+    import torch
+
     with switched(True):
         collect()  # the memo is warm and current
-        hits = decomposition_cache.status()["hits"]
+        hits = REMEMBERED.hits
         collect()
-        assert decomposition_cache.status()["hits"] == hits + 1
+        assert REMEMBERED.hits == hits + 1
 
     namespace = f"wbcache{uuid.uuid4().hex[:8]}"
     library = torch.library.Library(namespace, "DEF")
     library.define("scaled(Tensor x) -> Tensor")
     library.impl("scaled", lambda x: x * 2.0 - 1.0, "CompositeImplicitAutograd")
     op = getattr(torch.ops, namespace).scaled.default
-    exported = torch.export.export(CallsOp(getattr(torch.ops, namespace).scaled), (torch.ones(2, 3),))
+    exported = torch.export.export(calls_op(getattr(torch.ops, namespace).scaled), (torch.ones(2, 3),))
 
     def preserving_it():
         table = torch.export.default_decompositions()
@@ -151,6 +164,8 @@ def test_an_operator_registered_after_warm_up_is_seen_exactly_as_without_the_cac
 
 
 def test_a_python_only_composite_kernel_added_later_is_seen_as_without_the_cache():
+    import torch
+
     namespace = f"wbcache{uuid.uuid4().hex[:8]}"
     library = torch.library.Library(namespace, "DEF")
     try:
@@ -159,7 +174,7 @@ def test_a_python_only_composite_kernel_added_later_is_seen_as_without_the_cache
         op = getattr(torch.ops, namespace).shifted.default
         with switched(True):
             assert op not in collect()
-        op.py_impl(CIA)(lambda x: x + 1.0)
+        op.py_impl(cia())(lambda x: x + 1.0)
         found = {}
         for on in (True, False):
             with switched(on):
@@ -173,6 +188,10 @@ def test_a_python_only_composite_kernel_added_later_is_seen_as_without_the_cache
 def test_the_snapshot_check_sees_every_change_the_fingerprint_sees():
     """A memo hit no longer takes the fingerprint: it checks that the objects the fingerprint was read from are
     still what they were. Each registry change below moves the fingerprint; the check must see each one."""
+    import torch
+
+    from workbench.stack.registry_fingerprint import registry_fingerprint
+
     namespace = f"wbcache{uuid.uuid4().hex[:8]}"
     libraries = [torch.library.Library(namespace, "DEF")]
 
@@ -199,7 +218,7 @@ def test_the_snapshot_check_sees_every_change_the_fingerprint_sees():
         "a packet used for the first time": lambda: packets().twice.default,
         "another packet used for the first time": lambda: packets().halved.default,
         "a new overload of a packet in use": lambda: twice.define("twice.scaled(Tensor x, float s) -> Tensor"),
-        "a Python CIA kernel": lambda: packets().twice.default.py_impl(CIA)(lambda x: x * 2.0),
+        "a Python CIA kernel": lambda: packets().twice.default.py_impl(cia())(lambda x: x * 2.0),
         "a C++ CIA kernel": lambda: halved.impl("halved", lambda x: x / 2.0, "CompositeImplicitAutograd"),
         "a packet used without its overloads": lambda: packets().thrice,
         "a packet made anew under the same name": thrice_made_anew,
@@ -217,7 +236,7 @@ def test_the_snapshot_check_sees_every_change_the_fingerprint_sees():
                 assert now_snapshot.unchanged()
                 fingerprint, snapshot = now, now_snapshot
                 collect()  # and the memo follows
-                assert decomposition_cache._memo["fingerprint"] == now
+                assert REMEMBERED.fingerprint == now
     finally:
         for library in libraries:
             library._destroy()
@@ -229,9 +248,9 @@ def test_a_memo_hit_does_not_take_the_fingerprint(monkeypatch):
         taken = []
         original = decomposition_cache._registry_fingerprint
         monkeypatch.setattr(decomposition_cache, "_registry_fingerprint", lambda: taken.append(1) or original())
-        hits = decomposition_cache.status()["hits"]
+        hits = REMEMBERED.hits
         collect()
-    assert decomposition_cache.status()["hits"] == hits + 1 and not taken
+    assert REMEMBERED.hits == hits + 1 and not taken
 
 
 def test_callers_get_their_own_copy():
@@ -276,6 +295,8 @@ def kernels_state(ops):
 
 
 def test_the_override_installs_and_removes_exactly_what_torch_own_installs():
+    import torch
+
     ep_module = exported_program()
     table = dict(torch.export.default_decompositions())
     cia_to_decomp, _ = ep_module._split_decomp_table_to_cia_and_python_decomp(table)
@@ -285,7 +306,7 @@ def test_the_override_installs_and_removes_exactly_what_torch_own_installs():
     with ep_module._override_composite_implicit_decomp(cia_to_decomp):
         pass
     inside = []
-    decomposition_cache._installed.clear()
+    REMEMBERED.installed.clear()
     for on in (False, True, True):  # torch's own, then built, then installed again from what was remembered
         with switched(on):
             before = {op: dict(op.py_kernels) for op in ops}
@@ -294,11 +315,12 @@ def test_the_override_installs_and_removes_exactly_what_torch_own_installs():
             for op in ops:  # the very kernels that were there before, and nothing else
                 assert op.py_kernels.keys() == before[op].keys()
                 assert all(op.py_kernels[k] is before[op][k] for k in before[op])
-    assert len(inside[0]) > 500 and len(decomposition_cache._installed) >= len(ops)
+    assert len(inside[0]) > 500 and len(REMEMBERED.installed) >= len(ops)
     assert inside[0] == inside[1] == inside[2]
 
 
 def test_torch_default_decomposition_of_a_composite_operator_counts_as_one():
+    import torch
     from torch._export.utils import _get_decomp_for_cia
 
     op = torch.ops.aten.linear.default
@@ -311,19 +333,19 @@ def test_torch_default_decomposition_of_a_composite_operator_counts_as_one():
 # --- whole cases ------------------------------------------------------------------------------------------------
 
 
-def run_both_ways(cases, on_first=True):
+def run_both_ways(cases, comparable, on_first=True):
     """Run every (op, dtype, profile) with the cache on and off; each block switched once."""
     seen = {True: [], False: []}
     for on in ((True, False) if on_first else (False, True)):
-        with switched(on):
-            counts = decomposition_cache.status()
+        with levers.switched(on, only=["decomposition_cache"]):
+            counts = REMEMBERED.hits, REMEMBERED.misses
             for op, dtype, profile in cases:
                 seen[on].append(comparable(workbench.run_case(op, dtype, profile)))
-            after = decomposition_cache.status()
+            after = REMEMBERED.hits, REMEMBERED.misses
         if on:  # the cache did the work
-            assert after["hits"] > counts["hits"]
+            assert after[0] > counts[0]
         else:  # and was out of the way
-            assert (after["hits"], after["misses"]) == (counts["hits"], counts["misses"])
+            assert after == counts
     return seen
 
 
@@ -332,17 +354,16 @@ def run_both_ways(cases, on_first=True):
     ("add", "qint8", "TOSA-1.0+INT"),
     ("cumsum", "int64", "TOSA-1.0+INT"),
 ])
-def test_a_case_is_identical_with_the_cache_on_and_off(op, dtype, profile):
-    seen = run_both_ways([(op, dtype, profile)])
+def test_a_case_is_identical_with_the_cache_on_and_off(op, dtype, profile, comparable):
+    seen = run_both_ways([(op, dtype, profile)], comparable)
     assert seen[True] == seen[False]
     assert seen[True][0]["outcome"].value in ("delegated", "partial", "fallback")
 
 
 def test_a_warm_lowering_only_hits_the_memo():
-    with switched(True):
-        workbench.run_case("relu", "float32", "TOSA-1.0+FP")
-        before = decomposition_cache.status()
-        workbench.run_case("relu", "float32", "TOSA-1.0+FP")
-        after = decomposition_cache.status()
-    assert after["misses"] == before["misses"]
-    assert after["hits"] >= before["hits"] + 3  # at least one per run_decompositions
+    workbench.run_case("relu", "float32", "TOSA-1.0+FP")
+    before = REMEMBERED.hits, REMEMBERED.misses
+    workbench.run_case("relu", "float32", "TOSA-1.0+FP")
+    after = REMEMBERED.hits, REMEMBERED.misses
+    assert after[1] == before[1]
+    assert after[0] >= before[0] + 3  # at least one per run_decompositions

@@ -9,7 +9,6 @@ matplotlib.use("Agg")
 
 import pandas as pd
 import pytest
-import torch
 from matplotlib.colors import to_hex
 
 import workbench
@@ -82,14 +81,14 @@ def test_an_error_outside_any_pass_names_none_and_says_why():
     assert "pass unknown at node args_0 (placeholder" in error.failing_line()
 
 
-def test_an_exception_without_frames_names_nothing_and_says_why():
+def test_an_exception_without_frames_names_nothing_and_says_why(torch):
     error = error_info("lowering", ValueError("no traceback at all"))
     assert (error.failing_pass, error.failing_node) == (None, None)
     assert "pass: no pass, node visitor or frame of executorch" in error.failing_unknown_reason
     assert "node: no frame held a torch.fx node" in error.failing_unknown_reason
 
 
-def test_the_node_is_read_from_torch_fx_while_executing_when_frames_are_gone():
+def test_the_node_is_read_from_torch_fx_while_executing_when_frames_are_gone(torch):
     def f(x):
         return torch.ops.aten.cumsum.default(x, 5)
 
@@ -142,16 +141,15 @@ def test_diff_groups_and_reports_name_the_failing_passes(cumsum, tmp_path):
 # The partition graph
 
 
-class AddCumsumMul(torch.nn.Module):
-    def forward(self, x):
-        return torch.cumsum(x + x, dim=0) * 3
-
-
 def _patches(ax):
     return {patch.get_gid(): patch for patch in ax.patches if patch.get_gid()}
 
 
-def test_the_graph_draws_the_failing_node_apart_and_names_its_pass():
+def test_the_graph_draws_the_failing_node_apart_and_names_its_pass(torch):
+    class AddCumsumMul(torch.nn.Module):
+        def forward(self, x):
+            return torch.cumsum(x + x, dim=0) * 3
+
     result = workbench.run_model(AddCumsumMul(), (torch.ones(4, dtype=torch.int64),), EXT)
     assert result.error.failing_pass == "RewriteConvPass"
     graph = partition_graph(result)

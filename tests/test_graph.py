@@ -5,7 +5,6 @@ import matplotlib
 matplotlib.use("Agg")
 
 import pytest
-import torch
 
 import workbench
 from workbench.views.graph import KIND_COLOURS, draw_partition, partition_graph
@@ -39,12 +38,11 @@ def test_failed_graph_marks_the_accepted_nodes_failed():
     assert kinds["aten_cumsum_default"] == "failed"
 
 
-class AddThenCumsum(torch.nn.Module):
-    def forward(self, x):
-        return torch.cumsum((x + x).to(torch.int64), dim=0)
+def test_partial_graph_has_both_kinds_and_edges_in_order(torch):
+    class AddThenCumsum(torch.nn.Module):
+        def forward(self, x):
+            return torch.cumsum((x + x).to(torch.int64), dim=0)
 
-
-def test_partial_graph_has_both_kinds_and_edges_in_order():
     result = workbench.run_model(AddThenCumsum(), (torch.ones(4, dtype=torch.int32),), "TOSA-1.0+INT")
     kinds, graph = kinds_of(result)
     assert "tosa" in kinds.values() and "cpu" in kinds.values()

@@ -98,4 +98,4 @@ def test_private_names_of_the_stack_stay_in_the_stack_layer():
 
 def test_edges_are_found_in_function_bodies_too():
     sources = {edge.source for edge in edges(ROOT) if edge.target == "workbench.pipeline.isolation"}
-    assert "workbench.pipeline.case" in sources  # imported inside run_case only
+    assert "workbench.pipeline.run" in sources  # imported inside run only

@@ -112,16 +112,14 @@ def test_teaching_checks_fail_without_solutions(monkeypatch, tmp_path):
 
 
 @pytest.mark.slow
-def test_reviewer_walkthrough_on_a_branch(monkeypatch, tmp_path):
+def test_reviewer_walkthrough_on_a_branch(monkeypatch, tmp_path, checkouts):
     """With a checkout given, the walkthrough diffs the branch against the installed executorch."""
-    from checkouts import git, int64_check_always_branch
-
-    checkout = int64_check_always_branch(tmp_path / "executorch")
+    checkout = checkouts.int64_check_always_branch(tmp_path / "executorch")
     monkeypatch.setenv("WORKBENCH_CHECKOUT", str(checkout))
     monkeypatch.delenv("WORKBENCH_ARM_BACKEND", raising=False)
     monkeypatch.setenv("WORKBENCH_CLAIM_OPS", "add cumsum")  # the claim cell on two operators, not the catalogue
     text = printed(execute(NOTEBOOK_DIR / "01-reviewer-walkthrough.ipynb", monkeypatch, tmp_path))
     assert "compared arm_backend: installed executorch" in text
-    assert git(checkout, "rev-parse", "HEAD")[:12] in text
+    assert checkouts.git(checkout, "rev-parse", "HEAD")[:12] in text
     assert "lowering_error -> fallback" in text and "cumsum" in text
     assert "import check, after:  ok" in text and "identical under TOSA-1.0+INT: True" in text  # the claim holds

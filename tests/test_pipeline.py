@@ -3,7 +3,6 @@
 import json
 
 import pytest
-import torch
 
 import workbench
 from workbench import InputMismatchError, Numerics, Outcome, UnknownPolicyError
@@ -46,13 +45,18 @@ def test_add_is_delegated_and_matches(dtype, profile):
     assert result.versions["executorch"] == "1.5.1"
 
 
-class AddThenCumsumInt64(torch.nn.Module):
-    def forward(self, x):
-        y = x + x  # int32: delegated under the INT profile
-        return torch.cumsum(y.to(torch.int64), dim=0) + 2**40  # int64: stays on CPU
+@pytest.fixture(scope="module")
+def add_then_cumsum(torch):
+    class AddThenCumsumInt64(torch.nn.Module):
+        def forward(self, x):
+            y = x + x  # int32: delegated under the INT profile
+            return torch.cumsum(y.to(torch.int64), dim=0) + 2**40  # int64: stays on CPU
+
+    return AddThenCumsumInt64
 
 
-def test_partial_program_is_executed_end_to_end():
+def test_partial_program_is_executed_end_to_end(torch, add_then_cumsum):
+    AddThenCumsumInt64 = add_then_cumsum
     x = torch.arange(12, dtype=torch.int32).reshape(3, 4)
     result = workbench.run_model(AddThenCumsumInt64(), (x,), "TOSA-1.0+INT")
     assert result.outcome is Outcome.PARTIAL
@@ -65,19 +69,18 @@ def test_partial_program_is_executed_end_to_end():
     assert out.beyond_int32 == expected.numel()
 
 
-class DriftsAfterFirstCall(torch.nn.Module):
-    """Eager gives x + 1; export traces a later call, so the lowered graph computes x + 2 or more."""
+def test_a_wrong_expected_value_is_reported_as_mismatch(torch):
+    class DriftsAfterFirstCall(torch.nn.Module):
+        """Eager gives x + 1; export traces a later call, so the lowered graph computes x + 2 or more."""
 
-    def __init__(self):
-        super().__init__()
-        self.calls = 0
+        def __init__(self):
+            super().__init__()
+            self.calls = 0
 
-    def forward(self, x):
-        self.calls += 1
-        return x + self.calls
+        def forward(self, x):
+            self.calls += 1
+            return x + self.calls
 
-
-def test_a_wrong_expected_value_is_reported_as_mismatch():
     x = torch.arange(6, dtype=torch.int32)
     result = workbench.run_model(DriftsAfterFirstCall(), (x,), "TOSA-1.0+INT")
     assert result.outcome is Outcome.DELEGATED
@@ -86,7 +89,7 @@ def test_a_wrong_expected_value_is_reported_as_mismatch():
     assert not out.match and out.mismatches == 6 and out.max_abs_error >= 1
 
 
-def test_compare_outputs_exact_for_integers_and_tolerant_for_floats():
+def test_compare_outputs_exact_for_integers_and_tolerant_for_floats(torch):
     ints = torch.tensor([1, 2**40, 3])
     (same,) = compare_outputs([ints], [ints.clone()], "int64")
     assert same.match and same.beyond_int32 == 1
@@ -121,7 +124,7 @@ def test_qint8_is_quantized_and_delegated_under_the_int_profile():
     assert "RESCALE" in result.delegates[0].tosa_op_names
 
 
-def test_export_failure_is_an_outcome_not_an_exception():
+def test_export_failure_is_an_outcome_not_an_exception(torch):
     class DataDependent(torch.nn.Module):
         def forward(self, x):
             if x.sum() > 0:
@@ -134,9 +137,9 @@ def test_export_failure_is_an_outcome_not_an_exception():
     assert result.error.root_cause
 
 
-def test_bad_inputs_raise_typed_errors_before_any_stage():
+def test_bad_inputs_raise_typed_errors_before_any_stage(torch, add_then_cumsum):
     with pytest.raises(InputMismatchError, match="forward"):
-        workbench.run_model(AddThenCumsumInt64(), (torch.ones(2), torch.ones(2)), "TOSA-1.0+INT")
+        workbench.run_model(add_then_cumsum(), (torch.ones(2), torch.ones(2)), "TOSA-1.0+INT")
     with pytest.raises(UnknownPolicyError, match="stock"):
         workbench.run_case("add", "int32", "TOSA-1.0+INT", policy="stok")
     with pytest.raises(workbench.ProfileError):

@@ -102,7 +102,7 @@ def test_without_int64_in_the_profile_the_policy_adds_no_check_at_all():
 
 @pytest.mark.slow
 def test_with_the_policy_only_listed_operators_fail_in_lowering(tmp_path):
-    table = workbench.sweep(dtypes=["int64"], profiles=[EXT], policy="ext-int64-allowlist", cache=str(tmp_path),
+    table = workbench.sweep(workbench.Matrix(None, "int64", EXT, "ext-int64-allowlist"), cache=str(tmp_path),
                             progress=False)
     ops = policies.get("ext-int64-allowlist").ops
     listed = {e.name for e in workbench.catalogue.entries() if set(e.edge_ops) & ops}
@@ -188,20 +188,43 @@ def test_an_exported_pytest_file_passes_and_fails_when_its_expectation_changes(t
     assert done.returncode == 1 and "AssertionError" in done.stdout
 
 
+@pytest.mark.slow
+def test_a_model_result_becomes_a_test_file_that_carries_the_model_and_passes(tmp_path, torch):
+    class AddThenCumsum(torch.nn.Module):
+        def forward(self, x):
+            return torch.cumsum((x + x).to(torch.int64), dim=0)
+
+    trial = policies.allowlist("trial", ["aten.add.Tensor"])
+    result = workbench.run_model(AddThenCumsum(), (torch.arange(6, dtype=torch.int32),), "TOSA-1.0+INT", policy=trial)
+    assert result.outcome is Outcome.PARTIAL
+    path = tmp_path / "test_model.py"
+    path.write_text(workbench.to_pytest(result))
+    assert "PROGRAM = (" in path.read_text() and "workbench.policies.allowlist(" in path.read_text()
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(path)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout
+    from workbench.core.records import result_from_dict
+
+    with pytest.raises(workbench.WorkbenchError, match="holds no module"):
+        workbench.to_pytest(result_from_dict(result.to_dict()))
+
+
 def test_to_pytest_of_an_unregistered_policy_carries_its_list(tmp_path):
     trial = policies.get("ext-int64-allowlist").with_ops(remove=["aten.cat.default"], name="trial")
     result = run("cat_int64_int32", trial)
-    source = workbench.to_pytest(result, trial)
+    source = workbench.to_pytest(result)  # the policy comes with the result's case
     assert "workbench.policies.allowlist(" in source and "'aten.cat.default'" not in source
     compile(source, "test_trial.py", "exec")
-    with pytest.raises(workbench.WorkbenchError, match="pass the Policy object"):
-        workbench.to_pytest(result)
+    from workbench.core.records import result_from_dict
+
+    with pytest.raises(workbench.WorkbenchError, match="holds only its name: register it"):
+        workbench.to_pytest(result_from_dict(result.to_dict()))  # read back from a file: no case
 
 
-def rebuilt(result, policy):
+def rebuilt(result):
     from workbench.views.regression import _policy_expression
 
-    return eval(_policy_expression(result, policy), {"workbench": workbench})
+    return eval(_policy_expression(result), {"workbench": workbench})
 
 
 def test_to_pytest_of_an_unregistered_policy_carries_its_accept_rules(tmp_path):
@@ -214,14 +237,14 @@ def test_to_pytest_of_an_unregistered_policy_carries_its_accept_rules(tmp_path):
     for policy in (with_rule, only_rule):
         result = workbench.run_case(*case, policy=policy)
         assert result.outcome is Outcome.LOWERING_ERROR
-        again = rebuilt(result, policy)
+        again = rebuilt(result)
         assert (again.name, again.ops, again.accepts) == (policy.name, policy.ops, policy.accepts)
         assert again.fingerprint() == policy.fingerprint()
     path = tmp_path / "test_trial_rule.py"
-    path.write_text(workbench.to_pytest(result, only_rule))
+    path.write_text(workbench.to_pytest(result))
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(path)],
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout
     code_policy = workbench.policies.Policy("code-only", "checks written as code", make_checks=lambda profile: [])
     with pytest.raises(workbench.WorkbenchError, match="checks are code"):
-        workbench.to_pytest(result, code_policy)
+        workbench.to_pytest(workbench.run_case(*case, policy=code_policy))

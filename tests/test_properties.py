@@ -1,7 +1,6 @@
 """Property tests: random profile strings and random shapes never make the workbench itself raise."""
 
 import pytest
-import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -60,7 +59,7 @@ def catalogue_cases(draw):
 @pytest.mark.slow
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(catalogue_cases())
-def test_random_shapes_and_seeds_never_make_the_workbench_raise(case):
+def test_random_shapes_and_seeds_never_make_the_workbench_raise(torch, case):
     entry, dtype, shape, seed, profile = case
     template = entry.inputs(dtype, seed)
     generator = torch.Generator().manual_seed(seed)

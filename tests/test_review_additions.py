@@ -2,11 +2,10 @@
 tensor crossing a delegate boundary, and the `dynamic` sweep preset with and without +shape."""
 
 import pytest
-import torch
 
 import workbench
 from workbench import catalogue, profiles
-from workbench.batch.sweeps import PRESETS
+from workbench.batch.matrix import PRESETS
 
 NEW = ("where_int64_bool", "pad_aten", "pad_reflect", "arange_dynamic_size")
 SHAPE_PROFILES = ("TOSA-1.1+INT+shape", "TOSA-1.1+FP+shape", "TOSA-1.1+INT+int64+shape", "TOSA-1.1+FP+int64+shape")
@@ -16,7 +15,7 @@ def test_the_new_review_entries_are_in_the_catalogue():
     assert all(catalogue.get(name).family == "review" for name in NEW)
 
 
-def test_where_int64_bool_promotes_the_bool_value_to_int64():
+def test_where_int64_bool_promotes_the_bool_value_to_int64(torch):
     entry = catalogue.get("where_int64_bool")
     cond, x, flags = entry.inputs("int64")
     assert (cond.dtype, x.dtype, flags.dtype) == (torch.bool, torch.int64, torch.bool)
@@ -33,7 +32,7 @@ def test_pad_aten_pads_two_dimensions_with_a_value_beyond_int32():
     assert int(out[0, 3, 0]) == 2**40
 
 
-def test_arange_dynamic_size_is_dynamic_and_runs_across_its_range():
+def test_arange_dynamic_size_is_dynamic_and_runs_across_its_range(torch):
     entry = catalogue.get("arange_dynamic_size")
     assert entry.dynamic_shapes() is not None
     model = entry.module("int64")
@@ -117,7 +116,7 @@ def test_a_shape_derived_int64_tensor_crosses_into_the_delegate(profile, delegat
     assert result.outcome.value == "lowering_error" and "int64" in result.error.one_line()
 
 
-def test_the_arm_where_check_rejects_int64_and_bool_values():
+def test_the_arm_where_check_rejects_int64_and_bool_values(torch):
     result = workbench.run_case("where_int64_bool", "int64", "TOSA-1.1+INT+int64")
     (node,) = result.nodes
     assert node.input_dtypes == ("bool", "int64", "bool") and node.output_dtypes == ("int64",)

@@ -8,11 +8,10 @@ import pytest
 
 import workbench
 from workbench import Outcome, StackError
-from workbench.stack import internals
+from workbench.stack import internals, pinned_sources
 from workbench.stack.doctor import doctor, format_doctor
 from workbench.stages.partition import NO_REASON, REASON_UNAVAILABLE
 
-from checkouts import make_checkout
 
 
 @pytest.fixture
@@ -77,15 +76,13 @@ def test_doctor_lists_versions_backend_hooks_and_the_speed_levers(fresh_verdicts
     names = {hook["name"]: hook["status"] for hook in found["hooks"]}
     assert len(names) == len(internals.HOOKS) and set(names.values()) == {"ok"}
     assert any("_rejected_nodes" in name for name in names)
-    assert set(found["speed_levers"]) == {"decomposition_cache", "pass_construction", "decomposition_tables",
-                                          "rng_placeholders", "graph_recompile", "provenance_copies",
-                                          "warm_parent", "worker_reuse"}
-    assert all(lever["enabled"] and lever["why"].startswith("on") for lever in found["speed_levers"].values())
-    assert found["speed_levers"]["decomposition_cache"]["installed"]
-    assert found["speed_levers"]["pass_construction"]["installed"]
+    assert list(found["speed_levers"]) == ["decomposition_cache", "pass_construction", "rng_placeholders",
+                                           "graph_recompile"]
+    assert all(lever["why"] == "on (in effect during workbench calls)" for lever in found["speed_levers"].values())
+    assert not any(lever["installed_now"] for lever in found["speed_levers"].values())  # no call runs
     text = format_doctor(found)
     assert "Arm backend: installed executorch 1.5.1" in text
-    assert "WORKBENCH_PASS_CONSTRUCTION" in text and "WORKBENCH_WARM_PARENT" in text
+    assert "WORKBENCH_PASS_CONSTRUCTION" in text and "patched during workbench calls only" in text
 
 
 def test_doctor_names_a_changed_hook(monkeypatch, fresh_verdicts):
@@ -118,7 +115,9 @@ def test_doctor_shows_the_shape_of_executorchs_arm_test_suite(monkeypatch, fresh
         arm_test_capture.check_test_suite()
 
     monkeypatch.setitem(arm_test_capture.READ_PARAMETERS, "ArmTester", read)
-    monkeypatch.setitem(arm_test_capture.PINNED_SOURCES, "TosaPipelineFP", "0" * 16)
+    pipeline_fp = "executorch.backends.arm.test.tester.test_pipeline.TosaPipelineFP.__init__"
+    monkeypatch.setitem(pinned_sources.PINNED_SOURCES, "arm_test_suite",
+                        dict(pinned_sources.PINNED_SOURCES["arm_test_suite"], **{pipeline_fp: "0" * 16}))
     internals.forget()
     with pytest.warns(internals.StackWarning, match="TosaPipelineFP"):
         hook = suite_hook()
@@ -134,10 +133,10 @@ def _doctor_cli(*arguments):
     return json.loads(done.stdout)
 
 
-def test_doctor_command_on_the_installed_stack_and_on_a_checkout(tmp_path):
+def test_doctor_command_on_the_installed_stack_and_on_a_checkout(checkouts, tmp_path):
     installed = _doctor_cli()
     assert installed["arm_backend"] == "installed executorch 1.5.1"
-    checkout = make_checkout(tmp_path / "executorch")
+    checkout = checkouts.make_checkout(tmp_path / "executorch")
     branch = _doctor_cli("--arm-backend", str(checkout))
     assert branch["arm_backend"].startswith(f"checkout {checkout / 'backends' / 'arm'} at ")
     assert {hook["status"] for hook in branch["hooks"]} == {"ok"}

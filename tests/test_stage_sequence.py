@@ -19,7 +19,8 @@ def test_a_new_stage_after_lowering_is_timed_observed_and_classified(monkeypatch
     monkeypatch.setattr(sequence, "PER_PROFILE", (*sequence.PER_PROFILE[:1],
                                                   _failing_stage(FAILS_AS=Numerics.REFERENCE_ERROR),
                                                   *sequence.PER_PROFILE[1:]))
-    result = workbench.run_case("add", "int32", "TOSA-1.0+INT", on_stage=lambda stage, nodes: seen.append(stage))
+    result = workbench.run(workbench.Case.of("add", "int32", "TOSA-1.0+INT"),
+                           on_stage=lambda stage, nodes: seen.append(stage))
     assert result.outcome is Outcome.DELEGATED and result.numerics is Numerics.REFERENCE_ERROR
     assert result.error.stage == "dump" and result.error.root_cause == "the new stage broke"
     assert "dump" in seen and "dump" in result.timings

@@ -8,19 +8,19 @@ import warnings
 import pytest
 
 import workbench
+from workbench import Matrix
 from workbench.batch import cache as result_cache
+from workbench.batch.matrix import PRESETS
 from workbench.batch.results_io import RESULT_COLUMNS
-from workbench.batch.sweeps import PRESETS
-from workbench.pipeline.case import run_group
+from workbench.pipeline.run import run_group
 
-SMALL = dict(ops=["add", "cumsum", "cat_int64_int32"], dtypes=["int32", "int64"],
-             profiles=["TOSA-1.0+INT", "TOSA-1.1+INT+int64"], progress=False)
+SMALL = Matrix(["add", "cumsum", "cat_int64_int32"], ["int32", "int64"], ["TOSA-1.0+INT", "TOSA-1.1+INT+int64"])
 
 
 @pytest.fixture(scope="module")
 def small_sweep(tmp_path_factory):
     folder = tmp_path_factory.mktemp("cache")
-    return folder, workbench.sweep(**SMALL, cache=str(folder))
+    return folder, workbench.sweep(SMALL, cache=str(folder), progress=False)
 
 
 def test_rows_cover_the_matrix_and_skip_unsupported_dtypes(small_sweep):
@@ -44,7 +44,7 @@ def test_rows_agree_with_single_runs(small_sweep):
 
 def test_a_second_sweep_comes_from_the_cache(small_sweep):
     folder, table = small_sweep
-    again = workbench.sweep(**SMALL, cache=str(folder))
+    again = workbench.sweep(SMALL, cache=str(folder), progress=False)
     assert again["cached"].all()
     columns = ["op", "dtype", "profile", "outcome", "numerics", "reason", "root_cause"]
     assert again[columns].equals(table[columns])
@@ -60,7 +60,7 @@ def test_cache_files_are_json_and_a_damaged_one_is_recomputed_with_a_warning(sma
     victim.write_text(victim.read_text()[: len(victim.read_text()) // 2])  # truncated mid-write
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        again = workbench.sweep(**SMALL, cache=str(folder))
+        again = workbench.sweep(SMALL, cache=str(folder), progress=False)
     assert any("damaged" in str(w.message) for w in caught)
     assert (~again["cached"]).sum() == 1
     assert again["outcome"].tolist() == table["outcome"].tolist()
@@ -68,14 +68,15 @@ def test_cache_files_are_json_and_a_damaged_one_is_recomputed_with_a_warning(sma
 
 
 def test_the_key_follows_versions_profile_policy_and_case(monkeypatch):
-    base = result_cache.case_key("add", "int32", 0, "TOSA-1.0+INT", "stock")
-    assert base == result_cache.case_key("add", "int32", 0, "TOSA-1.0+INT", "stock")
-    assert base != result_cache.case_key("add", "int32", 1, "TOSA-1.0+INT", "stock")
-    assert base != result_cache.case_key("add", "int32", 0, "TOSA-1.0+FP", "stock")
-    assert base != result_cache.case_key("add", "int32", 0, "TOSA-1.0+INT", "other")
+    key = result_cache.CaseKeys().key
+    base = key(workbench.Case.of("add", "int32", "TOSA-1.0+INT"))
+    assert base == key(workbench.Case.of("add", "int32", "TOSA-1.0+INT"))
+    assert base != key(workbench.Case.of("add", "int32", "TOSA-1.0+INT", seed=1))
+    assert base != key(workbench.Case.of("add", "int32", "TOSA-1.0+FP"))
+    assert base != key(workbench.Case.of("add", "int32", "TOSA-1.0+INT", policy="ext-int64-part2"))
     upgraded = dict(result_cache.versions(), executorch="1.6.0")
     monkeypatch.setattr(result_cache, "versions", lambda: upgraded)
-    assert base != result_cache.case_key("add", "int32", 0, "TOSA-1.0+INT", "stock")
+    assert base != result_cache.CaseKeys().key(workbench.Case.of("add", "int32", "TOSA-1.0+INT"))
 
 
 class ListReporter:
@@ -92,32 +93,72 @@ class ListReporter:
         self.results.append(result)
 
 
-def test_a_case_is_exported_once_for_all_its_profiles():
+def test_a_case_is_exported_once_for_all_its_profiles_and_policies():
     reporter = ListReporter()
-    profiles = ["TOSA-1.0+INT", "TOSA-1.1+INT+int64", "TOSA-1.0+FP"]
-    run_group(reporter, "cumsum", "int64", 0, profiles, workbench.policies.get("stock"))
+    matrix = Matrix(["cumsum"], ["int64"], ["TOSA-1.0+INT", "TOSA-1.1+INT+int64", "TOSA-1.0+FP"],
+                    ["stock", "ext-int64-part2"])
+    cases = matrix.cases()
+    run_group(reporter, cases)
     assert reporter.stages.count("export") == 1
-    assert reporter.stages.count("to_edge") == 3
+    assert reporter.stages.count("to_edge") == 6
+    assert [(r.profile, r.policy) for r in reporter.results] == [
+        (p, policy) for p in matrix.profiles for policy in matrix.policies]
     assert [r.outcome.value for r in reporter.results] == [
-        workbench.run_case("cumsum", "int64", p).outcome.value for p in profiles]
+        workbench.run(case).outcome.value for case in cases]
+    assert all(result.case is case for result, case in zip(reporter.results, cases))
 
 
-def test_presets_exist_and_unknown_presets_name_the_valid_ones():
-    assert {"smoke", "int64-review"} <= set(PRESETS)
+def test_presets_are_matrices_and_unknown_presets_name_the_valid_ones():
+    assert {"smoke", "review", "int64-review", "dynamic"} <= set(PRESETS)
+    assert all(isinstance(matrix, Matrix) and matrix.description for matrix in PRESETS.values())
     with pytest.raises(workbench.WorkbenchError, match="smoke"):
-        workbench.sweep(preset="smok", progress=False)
+        Matrix.preset("smok")
+    with pytest.raises(workbench.WorkbenchError, match=r"takes a workbench.Matrix.*Matrix.preset\('smoke'\)"):
+        workbench.sweep("smoke")
+
+
+def test_a_matrix_takes_one_name_as_one_name_and_refuses_an_empty_list():
+    assert Matrix("add", "int32", "TOSA-1.0+INT").ops == ("add",)
+    with pytest.raises(workbench.WorkbenchError, match="at least one of its profiles"):
+        Matrix(["add"], profiles=[])
+    with pytest.raises(workbench.UnknownOperatorError):
+        Matrix(["ad"]).cases()
+
+
+def test_a_sweep_results_hold_their_cases_and_a_sweep_row_per_policy(tmp_path):
+    trial = workbench.policies.allowlist("trial", ["aten.cumsum.default"])
+    matrix = Matrix(["cumsum"], ["int64"], ["TOSA-1.1+INT+int64"], ["stock", trial])
+    results = workbench.sweep_results(matrix, cache=str(tmp_path))
+    assert [r.policy for r in results] == ["stock", "trial"]
+    assert results[1].case.policy is trial and results[1].case.profile.declares("int64")
+    again = workbench.sweep_results(matrix, cache=str(tmp_path))
+    assert again.cached == [True, True] and again[1].case.policy is trial
 
 
 @pytest.mark.slow
-def test_the_dask_path_gives_the_local_table(tmp_path):
+def test_the_dask_path_gives_the_local_table_and_takes_a_python_policy(tmp_path):
     from distributed import LocalCluster
 
-    local = workbench.sweep(preset="smoke", cache=False, progress=False)
+    smoke = Matrix.preset("smoke")
+    local = workbench.sweep(smoke, cache=False, progress=False)
+    trial = workbench.policies.allowlist("trial", ["aten.cumsum.default"])
+    with_trial = Matrix(["cumsum"], ["int64"], ["TOSA-1.1+INT+int64"], [trial])
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
                       host="127.0.0.1") as cluster:
-        remote = workbench.sweep(preset="smoke", cache=False, progress=False, scheduler=cluster.scheduler_address)
+        remote = workbench.sweep(smoke, cache=False, progress=False, scheduler=cluster.scheduler_address)
+        trial_remote = workbench.sweep(with_trial, cache=False, progress=False, scheduler=cluster.scheduler_address)
     columns = ["op", "dtype", "profile", "outcome", "numerics", "reason", "root_cause"]
     assert remote[columns].equals(local[columns])
+    trial_local = workbench.sweep(with_trial, cache=False, progress=False)
+    assert trial_remote[columns].equals(trial_local[columns]) and trial_local["outcome"].item() == "lowering_error"
+
+
+def test_a_dask_sweep_refuses_a_policy_it_cannot_send_before_any_work():
+    import threading
+
+    unsendable = workbench.policies.Policy("unsendable", "holds a lock", lambda profile, lock=threading.Lock(): [])
+    with pytest.raises(workbench.WorkbenchError, match="does not serialize"):
+        workbench.sweep(Matrix(["add"], ["int32"], policies=[unsendable]), scheduler="tcp://127.0.0.1:1")
 
 
 def cli(*args, env=None):

@@ -5,11 +5,13 @@ profile, why, whether lowering succeeds, and whether the TOSA reference model ag
     result = workbench.run_case("cumsum", "int64", "TOSA-1.1+INT+int64")
     print(result)             # outcome, numerics, per-node decisions and reasons
     result.to_dict()          # the same as JSON-safe data
-    table = workbench.sweep(preset="smoke")
+    table = workbench.sweep(workbench.Matrix.preset("smoke"))
 
-The heavy parts (torch, executorch) load on first use, so reading cached results stays fast. The package is in
-layers (see the README's Layout): core, stack, stages, catalogue and policies, pipeline, batch, views, ui and cli;
-this module is only the public face over them.
+The heavy parts (torch, executorch) load on first use, so reading cached results stays fast; importing this
+package changes nothing in torch or executorch, and each public call undoes what it changed when it returns
+(stack/call_scope.py). The package is in layers (see the README's Layout): core, stack, stages, catalogue and
+policies, pipeline, batch, views, ui and cli; this module is only the public face over them. The README's
+"Public names" table lists every name below.
 """
 
 import importlib
@@ -19,6 +21,7 @@ from .core.errors import (
     ProfileError,
     ResultsFileError,
     StackError,
+    StackWarning,
     UnknownDtypeError,
     UnknownOperatorError,
     UnknownPolicyError,
@@ -30,9 +33,13 @@ from .core.records import CaseResult
 
 # public name -> (module, attribute); attribute None: the module itself
 _LAZY = {
-    "run_case": ("pipeline.case", "run_case"),
-    "run_model": ("pipeline.case", "run_model"),
+    "Case": ("pipeline.case", "Case"),
+    "run": ("pipeline.run", "run"),
+    "run_case": ("pipeline.run", "run_case"),
+    "run_model": ("pipeline.run", "run_model"),
+    "Matrix": ("batch.matrix", "Matrix"),
     "sweep": ("batch.sweeps", "sweep"),
+    "sweep_results": ("batch.sweeps", "sweep_results"),
     "diff": ("batch.diffs", "diff"),
     "find_culprits": ("batch.culprits", "find_culprits"),
     "compare_backends": ("batch.backends", "compare_backends"),
@@ -46,7 +53,7 @@ _LAZY = {
     "model_summary": ("views.summary", "model_summary"),
     "summary_table": ("views.summary", "summary_table"),
     "architecture_summary": ("views.summary", "architecture_summary"),
-    "passes": ("stages.transform_passes", "available"),
+    "passes": ("stages.transform_passes", None),
     "catalogue": ("catalogue", None),
     "cases": ("batch.arm_tests", None),
     "policies": ("policies", None),
@@ -78,6 +85,7 @@ __all__ = [
     "ResultsFileError",
     "Stage",
     "StackError",
+    "StackWarning",
     "UnknownDtypeError",
     "UnknownOperatorError",
     "UnknownPolicyError",

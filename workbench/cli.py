@@ -8,25 +8,9 @@ import sys
 
 from .core.errors import WorkbenchError
 
-# The cases reviewers of the EXT-INT64 allowlist asked about, each under the stock INT profile and with
-# the extension declared. The main job prints this table until the notebooks take over.
-REVIEW_CASES: tuple[tuple[str, str], ...] = (
-    ("add", "int32"),
-    ("add", "int64"),
-    ("cumsum", "int64"),
-    ("sum_dim", "int64"),
-    ("cat_int64_int32", "int64"),
-    ("cat_int64_bool", "int64"),
-    ("where_int64_values", "int64"),
-    ("where_int64_buffer", "int64"),
-    ("slice_step2_int64", "int64"),
-    ("argmax", "int32"),
-)
-REVIEW_PROFILES: tuple[str, ...] = ("TOSA-1.0+INT", "TOSA-1.1+INT+int64")
-
 
 def _sweep_presets() -> list[str]:
-    from .batch.sweeps import PRESETS
+    from .batch.matrix import PRESETS
 
     return list(PRESETS)
 
@@ -46,7 +30,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("op")
     run.add_argument("--dtype", required=True)
     run.add_argument("--profile", required=True)
-    run.add_argument("--policy", default=None, help="a policy name, a .toml/.yaml file, or path.py:VARIABLE")
+    _add_policy_option(run, several=False)
     run.add_argument("--seed", type=int, default=0)
     run.add_argument("--json", action="store_true", help="print the full result as JSON")
     run.add_argument("--isolate", action="store_true", help="run in a child process (crash and hang safe)")
@@ -72,7 +56,7 @@ def _add_summary_command(sub) -> None:
     summary.add_argument("op")
     summary.add_argument("--dtype", default=None, help="default: the entry's first dtype")
     summary.add_argument("--profiles", nargs="+", default=None)
-    summary.add_argument("--policies", nargs="+", default=None, help="default: stock ext-int64-allowlist")
+    _add_policy_option(summary, several=True, default="stock and ext-int64-allowlist")
     summary.add_argument("--json", action="store_true")
 
 
@@ -82,7 +66,7 @@ def _add_culprits_command(sub) -> None:
     culprits.add_argument("op")
     culprits.add_argument("--dtype", required=True)
     culprits.add_argument("--profile", required=True)
-    culprits.add_argument("--policy", default=None)
+    _add_policy_option(culprits, several=False)
     culprits.add_argument("--seed", type=int, default=0)
     culprits.add_argument("--json", action="store_true", help="print the search as JSON")
     _add_transform_pass_option(culprits)
@@ -93,26 +77,16 @@ def _add_batch_commands(sub) -> None:
     policy = sub.add_parser("policies", help="list partition policies, or print one's operator list")
     policy.add_argument("--python", metavar="POLICY", help="print POLICY's list as a Python set of exir_ops targets")
 
-    sweep = sub.add_parser("sweep", help="run the operator x dtype x profile matrix (parallel, cached)")
-    sweep.add_argument("--preset", help="a named sweep: " + ", ".join(_sweep_presets()))
-    sweep.add_argument("--ops", nargs="+")
-    sweep.add_argument("--dtypes", nargs="+")
-    sweep.add_argument("--profiles", nargs="+")
-    sweep.add_argument("--policy", default=None, help="a policy name, a .toml/.yaml file, or path.py:VARIABLE")
-    sweep.add_argument("--workers", type=int, default=None, help="worker processes (default: number of cores)")
-    sweep.add_argument("--no-cache", action="store_true", help="recompute every case, write nothing")
-    sweep.add_argument("--cache-dir", default=None, help="cache folder (default: $WORKBENCH_CACHE_DIR or "
-                       "~/.cache/tosa-workbench)")
+    sweep = sub.add_parser("sweep", help="run the operator x dtype x profile x policy matrix (parallel, cached)")
+    _add_matrix_options(sweep)
+    _add_run_options(sweep)
     sweep.add_argument("--scheduler", default=None, help="Dask scheduler address to run on a cluster")
-    sweep.add_argument("--timeout", type=float, default=None, help="seconds per case before it is stopped")
-    sweep.add_argument("--seed", type=int, default=0)
     sweep.add_argument("--out", default=None, help="results file: .csv or .parquet (optional with --arm-tests)")
     sweep.add_argument("--arm-tests", nargs="+", metavar="PATTERN", default=None,
                        help="run executorch's own Arm TOSA tests instead: files relative to backends/arm/test "
                             "(globs allowed, e.g. 'ops/test_c*.py' misc/test_int64.py) and print the agreement")
     sweep.add_argument("--arm-tests-cap", type=int, default=None, metavar="N",
                        help="with --arm-tests: at most N parametrizations per test function (the first ones)")
-    _add_transform_pass_option(sweep)
     _add_arm_backend_option(sweep)
 
     diff = sub.add_parser("diff", help="the cases whose outcome or numerics changed between two sweep results")
@@ -133,7 +107,11 @@ def _add_batch_commands(sub) -> None:
     doctor.add_argument("--json", action="store_true")
     _add_arm_backend_option(doctor)
 
-    review = sub.add_parser("review", help="run the EXT-INT64 review cases and print their table")
+    review = sub.add_parser("review", help="sweep the EXT-INT64 review cases (the preset 'review') and print their "
+                            "table")
+    _add_policy_option(review, several=True)
+    review.add_argument("--workers", type=int, default=None, help="worker processes (default: number of cores)")
+    _add_cache_options(review)
     review.add_argument("--json", action="store_true")
     _add_arm_backend_option(review)
 
@@ -143,15 +121,39 @@ def _add_compare_backends_command(sub) -> None:
                              "'installed'), each import-checked and swept in its own process, and diff them")
     compare.add_argument("before", help="an executorch checkout, its backends/arm folder, or 'installed'")
     compare.add_argument("after", help="the same, for the side compared against BEFORE")
-    compare.add_argument("--preset", help="a named sweep: " + ", ".join(_sweep_presets()))
-    compare.add_argument("--ops", nargs="+")
-    compare.add_argument("--dtypes", nargs="+")
-    compare.add_argument("--profiles", nargs="+")
-    compare.add_argument("--policy", default=None)
-    compare.add_argument("--workers", type=int, default=None, help="worker processes per sweep")
-    compare.add_argument("--no-cache", action="store_true", help="recompute every case, write nothing")
-    compare.add_argument("--cache-dir", default=None, help="cache folder")
+    _add_matrix_options(compare)
+    _add_run_options(compare)
     compare.add_argument("--out-dir", default=None, help="write before.csv and after.csv here")
+
+
+def _add_policy_option(command, *, several: bool, default: str = "stock") -> None:
+    command.add_argument("--policy", action="append" if several else "store", default=None,
+                         help="a policy name, a .toml/.yaml file, or path.py:VARIABLE"
+                              + (" (repeat for several)" if several else "") + f"; default: {default}")
+
+
+def _add_matrix_options(command) -> None:
+    """The matrix (batch/matrix.py): a preset, or operators x dtypes x profiles x policies, with passes and seed."""
+    command.add_argument("--preset", help="a named matrix: " + ", ".join(_sweep_presets())
+                         + "; the options below replace its parts")
+    command.add_argument("--ops", nargs="+", help="default: the whole catalogue but its whole models")
+    command.add_argument("--dtypes", nargs="+", help="default: every dtype an operator supports")
+    command.add_argument("--profiles", nargs="+", help="default: TOSA-1.0+INT TOSA-1.1+INT+int64")
+    _add_policy_option(command, several=True)
+    _add_transform_pass_option(command)
+    command.add_argument("--seed", type=int, default=None, help="the inputs' seed (default 0)")
+
+
+def _add_cache_options(command) -> None:
+    command.add_argument("--no-cache", action="store_true", help="recompute every case, write nothing")
+    command.add_argument("--cache-dir", default=None, help="cache folder (default: $WORKBENCH_CACHE_DIR or "
+                         "~/.cache/tosa-workbench)")
+
+
+def _add_run_options(command) -> None:
+    command.add_argument("--workers", type=int, default=None, help="worker processes (default: number of cores)")
+    _add_cache_options(command)
+    command.add_argument("--timeout", type=float, default=None, help="seconds per case before it is stopped")
 
 
 def _add_transform_pass_option(command) -> None:
@@ -193,7 +195,7 @@ def _cmd_profiles(args) -> None:
 
 
 def _cmd_run(args) -> None:
-    from .pipeline.case import run_case
+    from .pipeline.run import run_case
 
     result = run_case(args.op, args.dtype, args.profile, policy=args.policy, seed=args.seed, isolate=args.isolate,
                       timeout=args.timeout, transform_passes=args.transform_passes)
@@ -201,20 +203,19 @@ def _cmd_run(args) -> None:
     if args.emit_test:
         from pathlib import Path
 
-        from . import policies
         from .views.regression import to_pytest
 
-        Path(args.emit_test).write_text(to_pytest(result, policies.get(args.policy)))
+        Path(args.emit_test).write_text(to_pytest(result))
         print(f"wrote {args.emit_test}", file=sys.stderr)
 
 
 def _cmd_culprits(args) -> None:
     from .batch.culprits import find_culprits
-    from .pipeline.case import run_case
+    from .pipeline.run import run_case
 
     result = run_case(args.op, args.dtype, args.profile, policy=args.policy, seed=args.seed,
                       transform_passes=args.transform_passes)
-    search = find_culprits(result, policy=args.policy)
+    search = find_culprits(result)
     print(json.dumps(search.to_dict(), indent=2) if args.json else search)
 
 
@@ -230,36 +231,48 @@ def _cmd_policies(args) -> None:
         print(f"{name}{count}: {chosen.description}")
 
 
+def _matrix(args, *, required: bool = True):
+    """The matrix the options give: a preset with the given parts replaced, or the parts themselves."""
+    from .batch.matrix import Matrix
+
+    if args.preset is None and args.ops is None and required:
+        raise WorkbenchError(f"say what to sweep: --preset NAME ({', '.join(_sweep_presets())}) or --ops OP ...")
+    given = {"ops": args.ops, "dtypes": args.dtypes, "profiles": args.profiles, "policies": args.policy,
+             "transform_passes": args.transform_passes, "seed": args.seed}
+    given = {name: value for name, value in given.items() if value is not None}
+    return Matrix.preset(args.preset).replace(**given) if args.preset else Matrix(**given)
+
+
+def _cache(args):
+    return False if args.no_cache else (args.cache_dir or True)
+
+
 def _cmd_review(args) -> None:
-    from .pipeline.case import run_case
+    from .batch.matrix import Matrix
+    from .batch.sweeps import sweep_results
     from .core.text import format_results_table
 
-    results = []
-    for profile in REVIEW_PROFILES:
-        for op, dtype in REVIEW_CASES:
-            results.append(run_case(op, dtype, profile))
-            if not args.json:
-                print(f"  ran {op} [{dtype}] {profile}: {results[-1].outcome.value}", file=sys.stderr)
+    matrix = Matrix.preset("review")
+    if args.policy:
+        matrix = matrix.replace(policies=args.policy)
+    results = sweep_results(matrix, cache=_cache(args), workers=args.workers, progress=not args.json)
     if args.json:
         print(json.dumps([r.to_dict() for r in results], indent=2))
     else:
-        print(format_results_table(results))
+        print(format_results_table(results, policies=len(matrix.policies) > 1))
 
 
 def _cmd_sweep(args) -> None:
-    from .batch.results_io import save_results
+    from .batch.results_io import check_results_path, save_results
     from .batch.sweeps import sweep
 
     if args.arm_tests:
         return _cmd_sweep_arm_tests(args)
-    if args.preset is None and args.ops is None:
-        raise WorkbenchError(f"say what to sweep: --preset NAME ({', '.join(_sweep_presets())}) or --ops OP ...")
+    matrix = _matrix(args)
     if args.out is None:
         raise WorkbenchError("say where to write the results: --out FILE (.csv or .parquet)")
-    cache = False if args.no_cache else (args.cache_dir or True)
-    table = sweep(args.ops, args.dtypes, args.profiles, policy=args.policy, workers=args.workers, cache=cache,
-                  preset=args.preset, scheduler=args.scheduler, seed=args.seed, timeout=args.timeout,
-                  transform_passes=args.transform_passes)
+    check_results_path(args.out)
+    table = sweep(matrix, cache=_cache(args), workers=args.workers, timeout=args.timeout, scheduler=args.scheduler)
     path = save_results(table, args.out)
     counts = table["outcome"].value_counts().to_dict()
     print(f"{len(table)} cases ({int(table['cached'].sum())} from the cache) -> {path}: "
@@ -268,8 +281,10 @@ def _cmd_sweep(args) -> None:
 
 def _cmd_sweep_arm_tests(args) -> None:
     from .batch.arm_tests import agreement_text, run_arm_tests
-    from .batch.results_io import save_results
+    from .batch.results_io import check_results_path, save_results
 
+    if args.out:
+        check_results_path(args.out)
     # main() has already made --arm-backend this process's Arm backend
     table = run_arm_tests(args.arm_tests, cap=args.arm_tests_cap, workers=args.workers, timeout=args.timeout)
     print(agreement_text(table))
@@ -283,11 +298,8 @@ def _cmd_compare_backends(args) -> None:
     from .batch.backends import compare_backends
     from .batch.results_io import save_results
 
-    if args.preset is None and args.ops is None:
-        raise WorkbenchError(f"say what to sweep: --preset NAME ({', '.join(_sweep_presets())}) or --ops OP ...")
-    cache = False if args.no_cache else (args.cache_dir or True)
-    result = compare_backends(args.before, args.after, args.ops, args.dtypes, args.profiles, policy=args.policy,
-                              preset=args.preset, cache=cache, workers=args.workers)
+    result = compare_backends(args.before, args.after, _matrix(args), cache=_cache(args), workers=args.workers,
+                              timeout=args.timeout)
     print(result.to_text())
     if args.out_dir:
         for side, table in (("before", result.before_table), ("after", result.after_table)):
@@ -318,16 +330,16 @@ def _cmd_report(args) -> None:
 
 
 def _cmd_passes(args) -> None:
-    from .stages.transform_passes import available
+    from .stages import transform_passes
 
-    names = available()
-    print(json.dumps(names, indent=2) if args.json else "\n".join(names))
+    found = transform_passes.names()
+    print(json.dumps(found, indent=2) if args.json else "\n".join(found))
 
 
 def _cmd_summary(args) -> None:
     from .views.summary import architecture_summary
 
-    table = architecture_summary(args.op, args.dtype, args.profiles, args.policies)
+    table = architecture_summary(args.op, args.dtype, args.profiles, args.policy)
     if args.json:
         print(json.dumps(table.to_dict(orient="records"), indent=2))
         return

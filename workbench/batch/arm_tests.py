@@ -34,10 +34,10 @@ import traceback
 import warnings
 from pathlib import Path
 
-from .. import policies
 from ..core.errors import StackError, WorkbenchError
 from ..core.records import INSTALLED
 from ..core.rows import RESULT_COLUMNS, result_row
+from ..stack.call_scope import scoped
 from ..stack.arm_test_record import ArmTestCase
 from .arm_test_verdicts import agrees
 
@@ -102,6 +102,7 @@ def _other_backend(backend) -> bool:
 
 # --- collecting --------------------------------------------------------------------------------------------------
 
+@scoped
 def from_arm_tests(selection, backend=None, *, cap: int | None = None) -> ArmTestCases:
     """The TOSA cases of executorch's Arm test files matched by `selection`, read from `backend` (default: this
     process's Arm backend). `cap`: at most that many parametrizations per test function (the first ones)."""
@@ -144,6 +145,7 @@ def _import_failure(exc: BaseException, folder: Path) -> str:
 
 # --- running -----------------------------------------------------------------------------------------------------
 
+@scoped
 def run_arm_tests(source, backend=None, *, cap: int | None = None, only=None, workers: int | None = 1,
                   timeout: float | None = None, progress: bool = True):
     """Run executorch Arm test cases through the workbench; one row per case run.
@@ -172,30 +174,25 @@ def run_arm_tests(source, backend=None, *, cap: int | None = None, only=None, wo
 
 def _run(cases: list[ArmTestCase], workers, timeout, progress) -> dict:
     """test id -> CaseResult for the runnable cases, run by the forked workers of a WorkerPool."""
-    from ..pipeline.case import run_case, run_model
+    from ..pipeline.case import Case
     from ..pipeline.isolation import WorkerPool
+    from ..pipeline.run import run_case, run_group
 
     runnable = [c for c in cases if c.runnable]
     if not runnable:
         return {}
-    policy = policies.get(None)
 
-    def task(case: ArmTestCase):
-        def run(reporter, profiles):
-            reporter.start(0)
-            passes = [copy.deepcopy(p) for p in case.passes] or None  # the test's own pass objects
-            reporter.result(run_model(case.module, case.inputs, case.profile, quantize=case.quantize,
-                                      dynamic_shapes=case.dynamic_shapes, name=case.test_id,
-                                      transform_passes=passes, on_stage=reporter.stage))
+    def run(reporter, group):
+        # the test's own pass objects, copied: a reused worker runs other tests after this one
+        run_group(reporter, [case.replace(transform_passes=[copy.deepcopy(p) for p in case.transform_passes])
+                             for case in group])
 
-        identity = {"op": case.test_id, "dtype": "qint8" if case.quantize else None, "policy": policy.name,
-                    "seed": None, "transform_passes": case.transform_passes}
-        return (identity, [case.profile], run)
-
+    tasks = [([Case.model(c.module, c.inputs, c.profile, quantize=c.quantize, dynamic_shapes=c.dynamic_shapes,
+                          name=c.test_id, transform_passes=list(c.passes) or None)], run) for c in runnable]
     bar = _bar(len(runnable), progress)
     found = {}
     pool = WorkerPool(workers or os.cpu_count() or 1, timeout=timeout, warm_up=run_case)
-    for result in pool.results([task(c) for c in runnable]):
+    for result in pool.results(tasks):
         found[result.op] = result
         if bar is not None:
             bar.set_postfix_str(result.outcome.value, refresh=False)

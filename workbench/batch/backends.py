@@ -23,7 +23,8 @@ from ..core.errors import WorkbenchError
 from ..core.records import INSTALLED, ArmBackend
 from ..stack.arm_backend import ArmBackendError, resolve_folder
 from .diffs import DiffResult, diff
-from .sweeps import _sweep_in_fresh_process, get_preset
+from .matrix import Matrix
+from .sweeps import sweep_in_new_process
 
 SIDES = ("before", "after")
 # What the import check loads from each backend: the partitioner and the TOSA backend (which pull in the
@@ -130,31 +131,32 @@ class BackendComparison:
     __repr__ = __str__
 
 
-def compare_backends(before, after, ops=None, dtypes=None, profiles=None, policy=None, *, preset: str | None = None,
-                     cache=True, workers: int | None = None, timeout: float | None = None,
-                     seed: int = 0) -> BackendComparison:
+def compare_backends(before, after, matrix: Matrix, *, cache=True, workers: int | None = None,
+                     timeout: float | None = None) -> BackendComparison:
     """Sweep the same matrix on two Arm backends and diff them: `before` -> `after`.
 
-    before/after: an executorch checkout, its backends/arm folder, or "installed". ops/dtypes/profiles/preset/
-    policy/cache/workers/timeout/seed: as for `sweep` (policy by name or file). Each backend is first imported in
-    a child process; one that does not import raises BackendImportError naming the side, and nothing is swept.
-    Each sweep runs in a new process, so this process's own Arm backend is untouched.
+    before/after: an executorch checkout, its backends/arm folder, or "installed". matrix, cache, workers,
+    timeout: as for `sweep` (the matrix's policies and passes by name: each side runs in a new process). Each
+    backend is first imported in a child process; one that does not import raises BackendImportError naming the
+    side, and nothing is swept. This process's own Arm backend is untouched.
     """
-    if preset is not None:
-        get_preset(preset)  # a typo is reported before anything starts
+    if not isinstance(matrix, Matrix):
+        raise WorkbenchError(f"compare_backends takes a workbench.Matrix, got {type(matrix).__name__}")
+    if matrix.portable() is not None:
+        raise WorkbenchError(f"each side of a backend comparison is swept in a new process, which looks policies "
+                             f"and passes up by name: {matrix.portable()}")
     requested = {side: _requested(side, path) for side, path in zip(SIDES, (before, after))}
     checks = check_imports(requested)
     failed = [checks[side] for side in SIDES if not checks[side].ok]
     if failed:
         raise BackendImportError("; ".join(f"the {c.side} Arm backend ({c.requested}) does not import, so nothing "
                                            f"was swept: {c.message}" for c in failed), checks)
-    arguments = dict(ops=ops, dtypes=dtypes, profiles=profiles, policy=policy, workers=workers, cache=cache,
-                     preset=preset, scheduler=None, seed=seed, timeout=timeout, transform_passes=None)
+    options = dict(cache=cache, workers=workers, timeout=timeout)
     tables, seconds = {}, {}
     for side in SIDES:
         started = time.perf_counter()
-        tables[side] = _sweep_in_fresh_process(arguments, requested[side],
-                                               why=f"the {side} side of a backend comparison")
+        tables[side] = sweep_in_new_process(matrix, requested[side], options,
+                                            why=f"the {side} side of a backend comparison")
         seconds[side] = time.perf_counter() - started
     return BackendComparison(before=checks["before"].backend, after=checks["after"].backend, checks=checks,
                              before_table=tables["before"], after_table=tables["after"],

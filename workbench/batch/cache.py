@@ -62,12 +62,39 @@ def environment() -> dict:
             "definition": definition_fingerprint()}
 
 
-def case_key(op: str, dtype: str, seed: int, profile: str, policy_fingerprint: str,
-             passes_fingerprint: str = "", context: dict | None = None) -> str:
-    """`context`: environment() taken once by a caller that keys many cases (it reads the package's files)."""
+def key_of(op: str, dtype: str, seed: int, profile: str, policy_fingerprint: str,
+           passes_fingerprint: str = "", context: dict | None = None) -> str:
+    """The key of a catalogue case by its parts. `context`: environment() taken once by a caller that keys many
+    cases (it reads the package's files)."""
     return _digest({"op": op, "dtype": dtype, "seed": seed, "profile": profile, "policy": policy_fingerprint,
                     **({"transform_passes": passes_fingerprint} if passes_fingerprint else {}),
                     **(context or environment())})
+
+
+class CaseKeys:
+    """The keys of catalogue cases, each policy's and pass list's fingerprint taken once (by identity: two policy
+    objects of one name may hold different checks). A case whose policy or passes have no readable source has
+    no key (None): nothing computed with code that cannot be read is cached."""
+
+    def __init__(self):
+        self.context = environment()
+        self._prints: dict[tuple, tuple | None] = {}
+
+    def fingerprints(self, case) -> tuple[str, str] | None:
+        """(policy, passes) fingerprints of `case`, or None when either cannot be read."""
+        from ..stages import transform_passes
+
+        identity = (id(case.policy), tuple(id(p) for p in case.transform_passes))
+        if identity not in self._prints:
+            policy, passes = case.policy.fingerprint(), transform_passes.fingerprint(case.transform_passes)
+            self._prints[identity] = None if policy is None or passes is None else (policy, passes)
+        return self._prints[identity]
+
+    def key(self, case) -> str | None:
+        prints = self.fingerprints(case)
+        if prints is None:
+            return None
+        return key_of(case.name, case.dtype, case.seed, case.profile.name, *prints, context=self.context)
 
 
 def request_key(request: dict) -> str:

@@ -23,14 +23,16 @@ import dataclasses
 import functools
 from dataclasses import dataclass, field
 
-from .. import catalogue, policies
+from .. import policies
 from ..core.errors import WorkbenchError
 from ..core.outcomes import Outcome
 from ..core.records import CaseResult, NodeRecord
 from ..pipeline import sequence
-from ..pipeline.case import lower_and_check, prepare, prepare_case
-from ..stack import loader, profiles
-from ..stages import lower, transform_passes as transform_passes_stage
+from ..pipeline.case import Case
+from ..pipeline.run import Exports, lower_and_check
+from ..stack import loader
+from ..stack.call_scope import scoped
+from ..stages import lower
 from ..stages.state import Lowering, Prepared, ignore
 
 KEPT_ON_CPU = "kept on CPU by the culprit search"
@@ -142,27 +144,27 @@ def _excluding(policy, names) -> "policies.Policy":
 
 
 class _Trials:
-    """Lowers one prepared case under its profile and policy with chosen nodes kept on CPU, counting lowerings."""
+    """Lowers one prepared case with chosen nodes kept on CPU, counting lowerings."""
 
-    def __init__(self, prepared: Prepared, profile, policy, transform_passes, candidates: list[str]):
-        self.prepared, self.profile, self.policy = prepared, profile, policy
-        self.transform_passes = transform_passes
+    def __init__(self, prepared: Prepared, case: Case, candidates: list[str]):
+        self.prepared, self.case = prepared, case
         self.candidates = candidates
         self.count = 0
+
+    def _keeping_on_cpu(self, names) -> Case:
+        return self.case.replace(policy=_excluding(self.case.policy, names))
 
     def fails(self, kept: set[str]) -> bool:
         """Whether lowering fails with only `kept` of the candidates accepted (the others on CPU)."""
         self.count += 1
-        state = Lowering(prepared=self.prepared, profile=self.profile,
-                         policy=_excluding(self.policy, set(self.candidates) - kept), reuse_export=True,
-                         transform_passes=self.transform_passes)
+        state = Lowering(prepared=self.prepared, case=self._keeping_on_cpu(set(self.candidates) - kept),
+                         reuse_export=True)
         error = sequence.run_stages((lower,), state, ignore)
         return error is not None and state.outcome == Outcome.LOWERING_ERROR
 
     def full_run(self, excluded: set[str]) -> CaseResult:
         self.count += 1
-        return lower_and_check(self.prepared, self.profile, _excluding(self.policy, excluded),
-                               reuse_export=True, transform_passes=self.transform_passes)
+        return lower_and_check(self.prepared, self._keeping_on_cpu(excluded), reuse_export=True)
 
 
 def _guilty(items: list, fails) -> list:
@@ -221,27 +223,14 @@ def _implied(culprits, policy) -> tuple[str, ...]:
     return tuple(lines)
 
 
-def _prepared_for(result: CaseResult, module, inputs, quantize, dynamic_shapes) -> Prepared:
-    spec = profiles.parse(result.profile)
-    if module is not None:
-        return prepare(Prepared(label=result.op, dtype=result.dtype, seed=None, module=module, inputs=tuple(inputs),
-                                quantize_version=spec.version if quantize else None,
-                                dynamic_shapes=dynamic_shapes))
-    if result.op not in catalogue.names():
-        raise WorkbenchError(f"{result.op!r} is not a catalogue operator: pass the model as "
-                             f"find_culprits(result, module=..., inputs=...)")
-    return prepare_case(catalogue.get(result.op), result.dtype, result.seed, spec.version)
-
-
-def find_culprits(result: CaseResult, *, module=None, inputs=None, policy=None, quantize: bool = False,
-                  dynamic_shapes=None) -> CulpritSearch:
+@scoped
+def find_culprits(result: CaseResult) -> CulpritSearch:
     """For a `lowering_error` result: a smallest set of accepted nodes whose keeping on CPU lets lowering succeed.
 
-    Catalogue cases are rebuilt from the result; a result of `run_model` needs its `module` and `inputs` (and
-    `quantize` / `dynamic_shapes` as given to run_model). `policy` defaults to the result's (by name; pass the
-    Policy object for one that is not registered). The search runs in this process (see the module docstring).
+    The search starts from the result's own case (`result.case`: a catalogue case or a model with its inputs,
+    policy and passes as they ran); a result read back from a file is rebuilt from its names (Case.from_result,
+    which says what a model's result needs). It runs in this process (see the module docstring).
     """
-    chosen = policies.get(policy if policy is not None else result.policy)
     if result.outcome != Outcome.LOWERING_ERROR:
         return CulpritSearch(result, (), 0, 0, 0, None)
     accepted = [node for node in result.nodes if node.delegated]
@@ -249,12 +238,11 @@ def find_culprits(result: CaseResult, *, module=None, inputs=None, policy=None, 
         raise WorkbenchError(f"{result.op}: the lowering failed before the partitioner accepted any node "
                              f"({result.error.one_line() if result.error else 'no error recorded'}); "
                              "there is nothing to keep on CPU")
-    prepared = _prepared_for(result, module, inputs, quantize, dynamic_shapes)
+    case = Case.from_result(result)
+    prepared = Exports().prepared(case)
     if prepared.error is not None:
         raise WorkbenchError(f"{result.op} no longer prepares: {prepared.error.one_line()}")
-    trials = _Trials(prepared, profiles.parse(result.profile), chosen,
-                     transform_passes_stage.resolve(result.transform_passes),
-                     [node.name for node in accepted])
+    trials = _Trials(prepared, case, [node.name for node in accepted])
     culprits: list[Culprit] = []
     remaining = accepted
     while True:
@@ -266,4 +254,4 @@ def find_culprits(result: CaseResult, *, module=None, inputs=None, policy=None, 
             break
     groups = len({(n.target, n.input_dtypes, n.output_dtypes) for n in accepted})
     return CulpritSearch(result, tuple(culprits), trials.count, len(accepted), groups, final,
-                         _implied(culprits, chosen))
+                         _implied(culprits, case.policy))

@@ -1,20 +1,25 @@
 """Sweeps on a Dask cluster: each case group is one task, run in a Dask worker's own process.
 
-A task that raises, or whose worker dies, becomes `crashed` rows; the sweep goes on. Workers must run the same
-Arm backend as the client (start them with WORKBENCH_ARM_BACKEND set as the client's): a task refuses otherwise.
+A task carries its cases, serialized by Dask: each catalogue entry by name, its profile, policy and transform
+passes as objects (cloudpickle: a Python policy or pass class travels as it does to a forked worker; the sweep has
+refused, before any work, policies and passes that do not serialize: `serializable`).
+A task that raises, or whose worker dies, becomes `crashed` rows; the sweep goes on. Workers must run the same Arm
+backend as the client (start them with WORKBENCH_ARM_BACKEND set as the client's): a task refuses otherwise.
 """
 
 from __future__ import annotations
 
-from .. import policies
+from dataclasses import replace
+
 from ..core.errors import WorkbenchError
 from ..core.outcomes import Outcome
 from ..core.records import result_from_dict
-from ..pipeline.case import run_group
+from ..pipeline.case import Case
 from ..pipeline.isolation import stopped_result
+from ..pipeline.run import run_group
 from ..stack import arm_backend as backends
 from ..stack import loader
-from ..stages import transform_passes
+from ..stack.call_scope import scoped
 
 
 class _ListReporter:
@@ -24,7 +29,7 @@ class _ListReporter:
         self.results: list[dict] = []
 
     def start(self, index):
-        """In-process runs have no parent to tell which profile starts."""
+        """In-process runs have no parent to tell which case starts."""
 
     def stage(self, stage, nodes):
         """Nor which stage: a Dask task that dies is reported by Dask."""
@@ -33,44 +38,51 @@ class _ListReporter:
         self.results.append(result.to_dict())
 
 
-def dask_group(op: str, dtype: str, seed: int, profile_names: list, policy_name: str,
-               arm_backend: dict, pass_names: tuple = ()) -> list[dict]:
-    """One Dask task: a case under its profiles, in the Dask worker's own process (on the client's Arm backend)."""
-    backends.check_same(arm_backend)
+def serializable(objects) -> None:
+    """Refuse, naming it, a policy or pass that Dask cannot send to its workers."""
+    import cloudpickle
 
+    for item in objects:
+        try:
+            cloudpickle.dumps(item)
+        except Exception as exc:
+            raise WorkbenchError(f"a Dask cluster receives each case serialized, and {getattr(item, 'name', item)!r} "
+                                 f"does not serialize ({type(exc).__name__}: {exc}); give it by name or as a "
+                                 "policy file") from None
+
+
+def _sent(case: Case) -> tuple:
+    """What a task carries of a catalogue case: its entry by name (a catalogue is installed where the worker runs),
+    the rest as objects."""
+    return case.name, case.dtype, case.seed, case.profile, case.policy, case.transform_passes
+
+
+@scoped
+def dask_group(sent: list[tuple], arm_backend: dict) -> list[dict]:
+    """One Dask task: cases of one operator and dtype, in the Dask worker's own process (on the client's Arm
+    backend)."""
+    backends.check_same(arm_backend)
+    cases = [Case.of(op, dtype, profile, policy=policy, seed=seed, transform_passes=list(passes) or None)
+             for op, dtype, seed, profile, policy, passes in sent]
     reporter = _ListReporter()
-    run_group(reporter, op, dtype, seed, profile_names, policies.get(policy_name), pass_names)
+    run_group(reporter, cases)
     return reporter.results
 
 
-def run_on_dask(scheduler: str, todo: dict, seed: int, policy, passes: tuple = ()):
-    """The same groups on a Dask cluster; a task that fails or whose worker dies becomes crashed rows."""
+def run_on_dask(scheduler: str, groups: dict):
+    """The groups of cases on a Dask cluster; a task that fails or whose worker dies becomes crashed rows."""
     from distributed import Client, as_completed
 
-    if policy.name not in policies.names():
-        raise WorkbenchError(f"policy {policy.name!r} is not registered by name; a Dask cluster can only run "
-                             "policies its workers can look up by name")
-    pass_names = transform_passes.names(passes)
-    if any(not (p if isinstance(p, type) else type(p)).__module__.startswith("executorch.backends.arm.")
-           for p in passes):
-        raise WorkbenchError("a Dask cluster runs the Arm backend's transform passes only, by name")
     backend = loader.arm_backend()
     with Client(scheduler) as client:
-        futures = {}
-        for (op, dtype), profile_names in todo.items():
-            future = client.submit(dask_group, op, dtype, seed, profile_names, policy.name, backend, pass_names,
-                                   pure=False)
-            futures[future] = (op, dtype, profile_names)
+        futures = {client.submit(dask_group, [_sent(c) for c in cases], backend, pure=False): cases
+                   for cases in groups.values()}
         for future in as_completed(futures):
-            op, dtype, profile_names = futures[future]
+            cases = futures[future]
             try:
-                for data in future.result():
-                    yield result_from_dict(data)
-            except Exception as exc:  # the task raised or its worker died: one row per profile, never an abort
-                for profile in profile_names:
-                    yield stopped_result(
-                        {"op": op, "dtype": dtype, "profile": profile, "policy": policy.name, "seed": seed,
-                         "transform_passes": pass_names},
-                        Outcome.CRASHED, "dask", None, f"Dask task failed: {type(exc).__name__}: {exc}",
-                        type(exc).__name__,
-                    )
+                for case, data in zip(cases, future.result()):
+                    yield replace(result_from_dict(data), case=case)
+            except Exception as exc:  # the task raised or its worker died: one row per case, never an abort
+                for case in cases:
+                    yield stopped_result(case, Outcome.CRASHED, "dask", None,
+                                         f"Dask task failed: {type(exc).__name__}: {exc}", type(exc).__name__)

@@ -12,6 +12,7 @@ import re
 
 from .. import catalogue
 from ..policies.specification import CANDIDATE_COLUMNS, int64_tosa_ops
+from .matrix import Matrix
 from .sweeps import sweep_results
 
 # The lowering is observed on int32 data, which lowers on the pinned stack: first without the extension; for an
@@ -43,7 +44,7 @@ def derive_candidates(*, workers: int | None = None, cache=True, table=None):
 
     allowed = int64_tosa_ops(table)
     entries = [entry for entry in catalogue.entries("int32") if entry.single_operator]
-    results = sweep_results([e.name for e in entries], ["int32"], list(OBSERVED_PROFILES), workers=workers,
+    results = sweep_results(Matrix([e.name for e in entries], ["int32"], OBSERVED_PROFILES), workers=workers,
                             cache=cache)
     by_case = {(r.op, r.profile): r for r in results}
     derived = []

@@ -59,6 +59,11 @@ def load_results(path_or_frame) -> pd.DataFrame:
     return _normalise(frame, str(path))
 
 
+def check_results_path(path) -> None:
+    """Refuse, before any work, a results file name whose format is not one a sweep writes."""
+    _format_of(Path(path))
+
+
 def _format_of(path: Path) -> str:
     suffix = path.suffix.lower()
     if suffix not in FORMATS:

@@ -1,93 +1,31 @@
-"""Sweeps over operator x dtype x profile: parallel in forked workers (or on a Dask cluster), cached on disk.
+"""Sweeps over a Matrix: parallel in forked workers (or on a Dask cluster), cached on disk.
 
-`sweep(...)` returns one row per case (columns: results_io.RESULT_COLUMNS). A case's export is done once for
-all the profiles of the case. A failing, crashing or hanging case becomes a row; nothing aborts the sweep.
+`sweep(matrix)` returns one row per case (columns: core/rows.py RESULT_COLUMNS); `sweep_results(matrix)` the
+CaseResults themselves, each holding its case. The cases of one (operator, dtype) are one group, exported once for
+all its profiles and policies. A failing, crashing or hanging case becomes a row; nothing aborts the sweep. A
+sweep is one workbench call (stack/call_scope.py).
+
+Every path takes the same matrix. The local path forks its workers and a Dask cluster is sent each case serialized,
+so a Python policy or pass object works there as a name does (one Dask cannot serialize is refused before any
+work starts); a sweep on another Arm backend runs in a new process that takes policies and passes by name only,
+and refuses anything else before any work starts.
 """
 
 from __future__ import annotations
 
 import os
 from collections import Counter
-from dataclasses import dataclass
-
 from dataclasses import replace
 
-from .. import policies
-from ..core import dtypes as dtype_info
-from ..core.errors import UnknownPresetError, WorkbenchError, unknown_name
+from ..core.errors import WorkbenchError
 from ..core.outcomes import STOPPED_OUTCOMES
-from ..core.records import CaseResult
 from ..core.rows import RESULT_COLUMNS, result_row
-from ..stack import profiles as profile_info
-from ..stages import transform_passes as transform_passes_stage
-from .cache import ResultCache, case_key, environment, request_key
+from ..stack.call_scope import scoped
+from .cache import CaseKeys, ResultCache, request_key
+from .matrix import Matrix
 
-DEFAULT_PROFILES = ("TOSA-1.0+INT", "TOSA-1.1+INT+int64")
-# Catalogue families of whole models (catalogue/architectures.py): swept only when named in `ops`, since each
-# case costs as much as tens of single-op cases.
-WHOLE_MODEL_FAMILIES = ("architecture",)
-
-
-@dataclass(frozen=True)
-class SweepPreset:
-    description: str
-    ops: tuple[str, ...] | None  # None: the whole catalogue but WHOLE_MODEL_FAMILIES
-    dtypes: tuple[str, ...] | None  # None: every dtype an operator supports
-    profiles: tuple[str, ...]
-
-
-PRESETS: dict[str, SweepPreset] = {
-    "smoke": SweepPreset(
-        "a quick look at the EXT-INT64 question: a few operators, int32 and int64, with and without +int64",
-        ("add", "mul", "cumsum", "sum_dim", "argmax", "cat_int64_int32", "where_int64_buffer", "slice_step2_int64"),
-        ("int32", "int64"),
-        DEFAULT_PROFILES,
-    ),
-    "int64-review": SweepPreset(
-        "every catalogue operator x {int64, int32, float32, bool} x the INT and FP profiles, with and without +int64",
-        None,
-        ("int64", "int32", "float32", "bool"),
-        ("TOSA-1.0+INT", "TOSA-1.1+INT+int64", "TOSA-1.0+FP", "TOSA-1.1+FP+int64"),
-    ),
-    "dynamic": SweepPreset(
-        "the dynamic-shape entries (torch.export Dim) x {int64, int32, float32} x the TOSA-1.1 INT and FP "
-        "profiles, with and without +int64, each with and without +shape (the extension only 1.1 accepts)",
-        ("slice_dynamic", "view_dynamic", "arange_dynamic_size"),
-        ("int64", "int32", "float32"),
-        ("TOSA-1.1+INT", "TOSA-1.1+INT+shape", "TOSA-1.1+INT+int64", "TOSA-1.1+INT+int64+shape",
-         "TOSA-1.1+FP", "TOSA-1.1+FP+shape", "TOSA-1.1+FP+int64", "TOSA-1.1+FP+int64+shape"),
-    ),
-}
-
-
-def get_preset(name: str) -> SweepPreset:
-    try:
-        return PRESETS[name]
-    except (KeyError, TypeError):
-        raise UnknownPresetError(unknown_name("sweep preset", name, PRESETS)) from None
-
-
-def _resolve(ops, dtypes, profiles, preset):
-    if preset is not None:
-        chosen = get_preset(preset)
-        ops = ops if ops is not None else chosen.ops
-        dtypes = dtypes if dtypes is not None else chosen.dtypes
-        profiles = profiles if profiles is not None else chosen.profiles
-    return (None if ops is None else tuple(ops), None if dtypes is None else tuple(dtypes),
-            tuple(profiles) if profiles is not None else DEFAULT_PROFILES)
-
-
-def _expand(ops, dtypes, profiles, policy):
-    """Validated (op, dtype) pairs (dtypes an operator does not support are skipped) and parsed profiles."""
-    from .. import catalogue  # here, not at the top: a sweep answered from the cache never imports torch
-
-    entries = [catalogue.get(op) for op in ops] if ops is not None else [
-        e for e in catalogue.entries() if e.family not in WHOLE_MODEL_FAMILIES]
-    for d in dtypes or ():
-        dtype_info.get(d)
-    specs = [profile_info.parse(p) for p in profiles]
-    pairs = [(e.name, d) for e in entries for d in e.dtypes if dtypes is None or d in dtypes]
-    return pairs, specs, policies.get(policy)
+UNCACHED_NOTE = ("not cached: the policy's checks or a transform pass have no readable source, so an edit of them "
+                 "could not be told from a cached result")
 
 
 class _Progress:
@@ -114,33 +52,42 @@ class _Progress:
             self.bar.close()
 
 
-def sweep(ops=None, dtypes=None, profiles=None, policy=None, workers: int | None = None, cache=True, *,
-          preset: str | None = None, scheduler: str | None = None, seed: int = 0, timeout: float | None = None,
-          progress: bool = True, arm_backend=None, transform_passes=None):
-    """The operator x dtype x profile matrix as a DataFrame, one row per case.
+def _checked(matrix, scheduler) -> Matrix:
+    """The matrix, refused before any work when it is not one, or when a cluster cannot take what it holds."""
+    if not isinstance(matrix, Matrix):
+        raise WorkbenchError(f"a sweep takes a workbench.Matrix, e.g. Matrix(ops=['add'], dtypes=['int32']) or "
+                             f"Matrix.preset('smoke'); got {type(matrix).__name__} {matrix!r}")
+    if scheduler is not None:
+        from .dask_runner import serializable
 
-    ops/dtypes/profiles: names (None: a preset's, else the whole catalogue, every supported dtype, and
-    TOSA-1.0+INT with TOSA-1.1+INT+int64). workers: processes (default: the number of cores). cache: True
-    (default location), False, or a folder. scheduler: a Dask scheduler address to run on a cluster instead.
-    timeout: seconds per case (isolation.DEFAULT_TIMEOUT_SECONDS by default). arm_backend: an executorch
-    checkout (or its backends/arm) or "installed"; None: this process's (see workbench.use_arm_backend). A
-    backend other than the one this process already imported runs the sweep in a fresh process.
-    transform_passes: extra lowering passes for every case (names, or pass classes; see run_case).
+        serializable([*matrix.policies, *matrix.transform_passes])
+    return matrix
+
+
+@scoped
+def sweep(matrix: Matrix, *, cache=True, workers: int | None = None, timeout: float | None = None,
+          scheduler: str | None = None, arm_backend=None, progress: bool = True):
+    """The matrix as a DataFrame, one row per case.
+
+    cache: True (the default location), False, or a folder. workers: processes (default: the number of cores).
+    timeout: seconds per case (isolation.DEFAULT_TIMEOUT_SECONDS by default). scheduler: a Dask scheduler address to
+    run on a cluster instead. arm_backend: an executorch checkout (or its backends/arm) or "installed"; None: this
+    process's (see workbench.use_arm_backend). A backend other than the one this process already imported runs
+    the sweep in a new process.
     """
     import pandas as pd
 
+    matrix = _checked(matrix, scheduler)
     if arm_backend is not None:
         from ..stack.arm_backend import ArmBackendAlreadyImportedError, use_arm_backend
 
         try:
             use_arm_backend(arm_backend)  # this process's backend already, or it can still switch to it
         except ArmBackendAlreadyImportedError:
-            return _sweep_in_fresh_process(dict(ops=ops, dtypes=dtypes, profiles=profiles, policy=policy,
-                                                workers=workers, cache=cache, preset=preset, scheduler=scheduler,
-                                                seed=seed, timeout=timeout, transform_passes=transform_passes),
-                                           arm_backend)
-    results = sweep_results(ops, dtypes, profiles, policy, workers, cache, preset=preset, scheduler=scheduler,
-                            seed=seed, timeout=timeout, progress=progress, transform_passes=transform_passes)
+            return sweep_in_new_process(matrix, arm_backend, dict(cache=cache, workers=workers, timeout=timeout,
+                                                                  scheduler=scheduler))
+    results = sweep_results(matrix, cache=cache, workers=workers, timeout=timeout, scheduler=scheduler,
+                            progress=progress)
     return pd.DataFrame([result_row(r, cached) for r, cached in results.with_cached()], columns=RESULT_COLUMNS)
 
 
@@ -155,72 +102,49 @@ class SweepResults(list):
         return zip(self, self.cached)
 
 
-def sweep_results(ops=None, dtypes=None, profiles=None, policy=None, workers: int | None = None, cache=True, *,
-                  preset: str | None = None, scheduler: str | None = None, seed: int = 0,
-                  timeout: float | None = None, progress: bool = False, transform_passes=None) -> SweepResults:
-    """The same sweep as full CaseResults (nodes, delegates, outputs), for analyses beyond the table."""
-    ops, dtypes, profiles = _resolve(ops, dtypes, profiles, preset)
+@scoped
+def sweep_results(matrix: Matrix, *, cache=True, workers: int | None = None, timeout: float | None = None,
+                  scheduler: str | None = None, progress: bool = False) -> SweepResults:
+    """The same sweep as full CaseResults (nodes, delegates, outputs, the case), for analyses beyond the table."""
+    matrix = _checked(matrix, scheduler)
     store = ResultCache(None if cache is True else cache) if cache else None
-    # The fast path needs the policy's fingerprint without building its checks (no torch import); policy
-    # objects and policy files take the ordinary path.
-    by_name = policy is None or (isinstance(policy, str) and not policy.endswith((".toml", ".yaml", ".yml")))
-    pass_names = _pass_names(transform_passes)
-    request = {"ops": ops, "dtypes": dtypes, "profiles": profiles, "seed": seed,
-               "policy": policies.get(policy).fingerprint() if by_name else None, "transform_passes": pass_names}
-    if store is not None and request["policy"] is not None and pass_names is not None:
+    request = matrix.request()  # names only: read without importing torch
+    if store is not None and request is not None:
         answered = _answered_from_cache(store, request, progress)
         if answered is not None:
             return answered
 
-    pairs, specs, chosen = _expand(ops, dtypes, profiles, policy)
-    passes = transform_passes_stage.resolve(transform_passes)
-    policy_print, passes_print = chosen.fingerprint(), transform_passes_stage.fingerprint(passes)
-    unreadable = policy_print is None or passes_print is None
-    if unreadable:  # nothing computed with unreadable code can be told apart from an edit of it
-        store = None
-    cases = [(op, dtype, spec.name) for op, dtype in pairs for spec in specs]
-    context = environment() if store else None
-    keys = {case: case_key(case[0], case[1], seed, case[2], policy_print, passes_print, context)
-            for case in cases} if store else {}
-    results: dict[tuple, tuple[CaseResult, bool]] = {}
+    cases = matrix.cases()
+    keying = CaseKeys()
+    keys = {case: keying.key(case) for case in cases}  # None: not cacheable (code without a readable source)
+    results: dict = {}  # case -> (result, cached)
     bar = _Progress(len(cases), progress)
     for case in cases if store is not None else ():
-        hit = store.get(keys[case])
+        hit = store.get(keys[case]) if keys[case] is not None else None
         if hit is not None:
-            results[case] = (hit, True)
+            results[case] = (replace(hit, case=case), True)
             bar.update(hit.outcome.value, True)
-    todo: dict[tuple, list[str]] = {}
-    for op, dtype, profile in cases:
-        if (op, dtype, profile) not in results:
-            todo.setdefault((op, dtype), []).append(profile)
-    for result in _run(todo, seed, chosen, passes, workers, timeout, scheduler):
-        case = (result.op, result.dtype, result.profile)
-        if unreadable:
+    groups: dict[tuple, list] = {}
+    for case in cases:
+        if case not in results:
+            groups.setdefault((case.name, case.dtype), []).append(case)
+    for result in _run(groups, workers, timeout, scheduler):
+        case = result.case
+        if keys[case] is None:
             result = replace(result, notes=(*result.notes, UNCACHED_NOTE))
         results[case] = (result, False)
-        if store is not None and result.outcome not in STOPPED_OUTCOMES:
+        if store is not None and keys[case] is not None and result.outcome not in STOPPED_OUTCOMES:
             store.put(keys[case], result)
         bar.update(result.outcome.value, False)
     bar.close()
-    if store is not None:
+    if store is not None and request is not None and None not in keys.values():
         store.put_request(request_key(request), [keys[c] for c in cases])
     return SweepResults([results[c][0] for c in cases], [results[c][1] for c in cases])
 
 
-UNCACHED_NOTE = ("not cached: the policy's checks or a transform pass have no readable source, so an edit of them "
-                 "could not be told from a cached result")
-
-
-def _pass_names(transform_passes) -> tuple | None:
-    """The passes as names for the request key when all are given by name (no import needed), else None."""
-    if transform_passes is None:
-        return ()
-    listed = [transform_passes] if isinstance(transform_passes, str) else list(transform_passes)
-    return tuple(listed) if all(isinstance(p, str) for p in listed) else None
-
-
 def _answered_from_cache(store: ResultCache, request: dict, progress: bool) -> SweepResults | None:
-    """The whole sweep from the cache, when an identical request was answered before and all its cases remain."""
+    """The whole sweep from the cache, when an identical request was answered before and all its cases remain
+    (its results hold no case: nothing was imported to make one)."""
     keys = store.get_request(request_key(request))
     if not keys:
         return None
@@ -234,46 +158,42 @@ def _answered_from_cache(store: ResultCache, request: dict, progress: bool) -> S
     return SweepResults(hits, [True] * len(hits))
 
 
-def _run(todo: dict, seed: int, policy, passes, workers, timeout, scheduler):
-    if not todo:
+def _run(groups: dict, workers, timeout, scheduler):
+    if not groups:
         return iter(())
     if scheduler is not None:
         from .dask_runner import run_on_dask
 
-        return run_on_dask(scheduler, todo, seed, policy, passes)
-    return _run_local(todo, seed, policy, passes, workers, timeout)
+        return run_on_dask(scheduler, groups)
+    return _run_local(groups, workers, timeout)
 
 
-def _sweep_in_fresh_process(arguments: dict, requested, why: str = "this one has already imported another"):
-    """The sweep on another Arm backend, by the CLI in a new process (this one keeps the backend it imported)."""
+def _run_local(groups: dict, workers: int | None, timeout: float | None):
+    from ..pipeline.isolation import WorkerPool
+    from ..pipeline.run import run_case, run_group
+
+    pool = WorkerPool(workers or os.cpu_count() or 1, timeout=timeout, warm_up=run_case)
+    return pool.results([(cases, run_group) for cases in groups.values()])
+
+
+def sweep_in_new_process(matrix: Matrix, requested, options: dict, why: str = "this one has already imported another"):
+    """The sweep on another Arm backend, by the CLI in a new process (this one keeps the backend it imported).
+    `options`: cache, workers, timeout, scheduler as for `sweep`."""
     import subprocess
     import sys
     import tempfile
 
     from .results_io import load_results
 
-    policy = arguments["policy"]
-    if policy is not None and not isinstance(policy, str):
-        if policy.name not in policies.names():
-            raise WorkbenchError(f"policy {policy.name!r} is not registered by name; a sweep on another Arm backend "
-                                 "runs in a new process, which takes a policy name or a policy file")
-        policy = policy.name
-    passes = _pass_names(arguments["transform_passes"])
-    if passes is None:
-        raise WorkbenchError("a sweep on another Arm backend runs in a new process, which takes transform passes "
-                             "by name only")
-    command = [sys.executable, "-m", "workbench", "sweep", "--arm-backend", str(requested), "--seed",
-               str(arguments["seed"])]
-    for option in ("ops", "dtypes", "profiles"):
-        if arguments[option] is not None:
-            command += [f"--{option}", *arguments[option]]
-    for name in passes:
-        command += ["--transform-pass", name]
-    for option, value in (("preset", arguments["preset"]), ("policy", policy), ("workers", arguments["workers"]),
-                          ("scheduler", arguments["scheduler"]), ("timeout", arguments["timeout"])):
-        if value is not None:
-            command += [f"--{option}", str(value)]
-    cache = arguments["cache"]
+    problem = matrix.portable()
+    if problem is not None:
+        raise WorkbenchError(f"a sweep on another Arm backend runs in a new process, which looks policies and "
+                             f"passes up by name: {problem}")
+    command = [sys.executable, "-m", "workbench", "sweep", "--arm-backend", str(requested), *matrix.to_arguments()]
+    for option in ("workers", "scheduler", "timeout"):
+        if options.get(option) is not None:
+            command += [f"--{option}", str(options[option])]
+    cache = options.get("cache", True)
     if cache is False:
         command.append("--no-cache")
     elif cache is not True:
@@ -287,19 +207,3 @@ def _sweep_in_fresh_process(arguments: dict, requested, why: str = "this one has
             raise WorkbenchError(f"the sweep on the Arm backend {requested} failed: {detail}")
         print(done.stdout.strip(), file=sys.stderr)
         return load_results(out)
-
-
-def _run_local(todo: dict, seed: int, policy, passes: tuple, workers: int | None, timeout: float | None):
-    from ..pipeline.case import run_case, run_group
-    from ..pipeline.isolation import WorkerPool
-
-    def task(op, dtype):
-        def run(reporter, profile_names):
-            run_group(reporter, op, dtype, seed, profile_names, policy, passes)
-
-        identity = {"op": op, "dtype": dtype, "policy": policy.name, "seed": seed,
-                    "transform_passes": transform_passes_stage.names(passes)}
-        return (identity, todo[(op, dtype)], run)
-
-    pool = WorkerPool(workers or os.cpu_count() or 1, timeout=timeout, warm_up=run_case)
-    return pool.results([task(op, dtype) for op, dtype in todo])

@@ -1,9 +1,7 @@
 """Elementwise arithmetic, bitwise, comparison and activation operators."""
 
-import torch
-
 from .entry import Operand, OpEntry
-from ._common import ALL, ARITH, BITWISE, INTS, S, X, Y
+from ._common import ALL, ARITH, BITWISE, INTS, S, X, Y, torch, torch_function
 
 SMALL = Operand(S, role="small")
 SHIFT = Operand(S, role="shift")
@@ -32,27 +30,27 @@ ENTRIES = [
     _binary("sub", "aten.sub.Tensor", lambda x, y: x - y, ARITH),
     _binary("mul", "aten.mul.Tensor", lambda x, y: x * y, ARITH, other=SMALL,
             description="second operand small so products stay in range"),
-    _binary("maximum", "aten.maximum.default", torch.maximum, ARITH),
-    _binary("minimum", "aten.minimum.default", torch.minimum, ARITH),
-    _binary("bitwise_and", "aten.bitwise_and.Tensor", torch.bitwise_and, BITWISE),
-    _binary("bitwise_or", "aten.bitwise_or.Tensor", torch.bitwise_or, BITWISE),
-    _binary("bitwise_xor", "aten.bitwise_xor.Tensor", torch.bitwise_xor, BITWISE),
-    _binary("left_shift", "aten.bitwise_left_shift.Tensor", torch.bitwise_left_shift, INTS, other=SHIFT),
-    _binary("right_shift", "aten.bitwise_right_shift.Tensor", torch.bitwise_right_shift, INTS, other=SHIFT),
-    _binary("eq", "aten.eq.Tensor", torch.eq, ALL),
-    _binary("ne", "aten.ne.Tensor", torch.ne, ALL),
-    _binary("lt", "aten.lt.Tensor", torch.lt, ALL),
-    _binary("le", "aten.le.Tensor", torch.le, ALL),
-    _binary("gt", "aten.gt.Tensor", torch.gt, ALL),
-    _binary("ge", "aten.ge.Tensor", torch.ge, ALL),
-    _unary("neg", "aten.neg.default", torch.neg, ARITH),
-    _unary("abs", "aten.abs.default", torch.abs, ARITH),
-    _unary("bitwise_not", "aten.bitwise_not.default", torch.bitwise_not, BITWISE),
+    _binary("maximum", "aten.maximum.default", torch_function("maximum"), ARITH),
+    _binary("minimum", "aten.minimum.default", torch_function("minimum"), ARITH),
+    _binary("bitwise_and", "aten.bitwise_and.Tensor", torch_function("bitwise_and"), BITWISE),
+    _binary("bitwise_or", "aten.bitwise_or.Tensor", torch_function("bitwise_or"), BITWISE),
+    _binary("bitwise_xor", "aten.bitwise_xor.Tensor", torch_function("bitwise_xor"), BITWISE),
+    _binary("left_shift", "aten.bitwise_left_shift.Tensor", torch_function("bitwise_left_shift"), INTS, other=SHIFT),
+    _binary("right_shift", "aten.bitwise_right_shift.Tensor", torch_function("bitwise_right_shift"), INTS, other=SHIFT),
+    _binary("eq", "aten.eq.Tensor", torch_function("eq"), ALL),
+    _binary("ne", "aten.ne.Tensor", torch_function("ne"), ALL),
+    _binary("lt", "aten.lt.Tensor", torch_function("lt"), ALL),
+    _binary("le", "aten.le.Tensor", torch_function("le"), ALL),
+    _binary("gt", "aten.gt.Tensor", torch_function("gt"), ALL),
+    _binary("ge", "aten.ge.Tensor", torch_function("ge"), ALL),
+    _unary("neg", "aten.neg.default", torch_function("neg"), ARITH),
+    _unary("abs", "aten.abs.default", torch_function("abs"), ARITH),
+    _unary("bitwise_not", "aten.bitwise_not.default", torch_function("bitwise_not"), BITWISE),
     _unary("clamp", "aten.clamp.default", _clamp, ARITH),
-    _unary("relu", "aten.relu.default", torch.relu, ARITH),
-    _unary("sigmoid", "aten.sigmoid.default", torch.sigmoid, ("float16", "bfloat16", "float32", "qint8")),
-    _unary("clone", "dim_order_ops._clone_dim_order.default", torch.clone, ALL),
-    OpEntry("where", "elementwise", ("aten.where.self",), torch.where, (BOOL, X, Y), ALL,
+    _unary("relu", "aten.relu.default", torch_function("relu"), ARITH),
+    _unary("sigmoid", "aten.sigmoid.default", torch_function("sigmoid"), ("float16", "bfloat16", "float32", "qint8")),
+    _unary("clone", "dim_order_ops._clone_dim_order.default", torch_function("clone"), ALL),
+    OpEntry("where", "elementwise", ("aten.where.self",), torch_function("where"), (BOOL, X, Y), ALL,
             "bool condition selects between two operands of the case dtype"),
     _unary("to_int32", "dim_order_ops._to_dim_order_copy.default", lambda x: x.to(torch.int32), ALL[:-1],
            "cast to int32"),

@@ -1,10 +1,7 @@
 """Indexing: index_select, gather, embedding (indices int32 where PyTorch allows, int64 for gather)."""
 
-import torch
-import torch.nn.functional as F
-
 from .entry import Operand, OpEntry
-from ._common import ALL
+from ._common import ALL, F, torch
 
 DATA = Operand((4, 5))
 

@@ -69,17 +69,6 @@ def dynamic_shapes_for(entry):
     return {"args": tuple(specs)}
 
 
-def fill_value(dtype) -> object:
-    """A constant that fits `dtype`, beyond the int32 range for int64."""
-    if dtype == torch.bool:
-        return True
-    if dtype == torch.int64:
-        return _dtypes.INT64_WIDE
-    if dtype.is_floating_point:
-        return 1.5
-    return 7
-
-
 def torch_dtype(name: str):
     """The torch dtype of a case's inputs (float32 for qint8, which is quantized later in the pipeline)."""
     return getattr(torch, _dtypes.get(name).torch_name)

@@ -1,9 +1,7 @@
 """Reductions and scans."""
 
-import torch
-
 from .entry import OpEntry
-from ._common import ARITH, X
+from ._common import ARITH, X, torch
 
 NO_BOOL = ARITH
 

@@ -1,10 +1,7 @@
 """Named variants for the EXT-INT64 review: the cases reviewers found the allowlist getting wrong."""
 
-import torch
-
 from .entry import Operand, OpEntry
-from .models import fill_value
-from ._common import ALL, X, Y
+from ._common import ALL, X, Y, fill_value, torch, torch_function
 from ..core import dtypes as _dtypes
 
 
@@ -37,7 +34,7 @@ ENTRIES = [
             (X, Operand((2, 3, 4), dtype="int32")), ("int64",), "cat of an int64 and an int32 tensor"),
     OpEntry("cat_int64_bool", "review", ("aten.cat.default",), lambda x, y: torch.cat([x, y], dim=1),
             (X, Operand((2, 3, 4), role="bool", dtype="bool")), ("int64",), "cat of an int64 and a bool tensor"),
-    OpEntry("where_int64_values", "review", ("aten.where.self",), torch.where,
+    OpEntry("where_int64_values", "review", ("aten.where.self",), torch_function("where"),
             (Operand((2, 3, 4), role="bool", dtype="bool"), X, Y), ("int64",),
             "where with a bool condition selecting between int64 values"),
     OpEntry("where_int64_buffer", "review", ("aten.where.self",),
@@ -45,7 +42,7 @@ ENTRIES = [
             (Operand((2, 3, 4), role="bool", dtype="bool"), X), ("int64",),
             "where whose other operand is a registered int64 buffer holding 2**40",
             buffers={"other": _int64_buffer}),
-    OpEntry("where_int64_bool", "review", ("aten.where.self",), torch.where, (BOOL, X, BOOL), ("int64",),
+    OpEntry("where_int64_bool", "review", ("aten.where.self",), torch_function("where"), (BOOL, X, BOOL), ("int64",),
             "where(cond, int64, bool): torch.where promotes the bool value to int64; export keeps one "
             "aten.where.self whose operands are bool and int64 (no cast node) and whose output is int64; the "
             "Arm where check rejects those operand dtypes, +int64 or not"),

@@ -1,10 +1,7 @@
 """Data movement: concatenation, slicing, views, permutes, padding."""
 
-import torch
-import torch.nn.functional as F
-
 from .entry import Operand, OpEntry
-from ._common import ALL, X, Y
+from ._common import ALL, F, X, Y, torch
 
 
 def _entry(name, edge_ops, fn, operands=(X,), dtypes=ALL, description=""):

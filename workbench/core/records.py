@@ -1,4 +1,5 @@
-"""The result of one case: plain data, JSON-safe through `to_dict()`, never holding live objects."""
+"""The result of one case: plain data, JSON-safe through `to_dict()`; in the process that made it, it also holds
+the case it ran (`CaseResult.case`, a pipeline.case.Case), which `to_dict()` leaves out."""
 
 from __future__ import annotations
 
@@ -195,6 +196,9 @@ class CaseResult:
     notes: tuple[str, ...] = ()  # what the run observed without failing, e.g. a delegate's narrower output dtype
     arm_backend: dict = field(default_factory=dict)  # which Arm backend ran it: ArmBackend.to_dict()
     transform_passes: tuple[str, ...] = ()  # extra transform passes of the lowering, by class name
+    # The case that ran (module, inputs, policy and passes as objects), in the process that made the result; None
+    # for a result read back from a file or a worker's message until the case is attached.
+    case: Any = field(default=None, compare=False, repr=False)
 
     @property
     def delegated_nodes(self) -> list[NodeRecord]:

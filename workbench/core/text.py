@@ -54,6 +54,8 @@ def format_result(result) -> str:
 SUMMARY_COLUMNS = ("op", "dtype", "profile", "outcome", "numerics", "reason")
 
 
-def format_results_table(results) -> str:
-    rows = [[result_row(r)[c] for c in SUMMARY_COLUMNS] for r in results]
-    return table(rows, [*SUMMARY_COLUMNS[:-1], "reason / root cause"], max_width=90)
+def format_results_table(results, *, policies: bool = False) -> str:
+    """One line per result; with a policy column when `policies` (results of several policies)."""
+    columns = (*SUMMARY_COLUMNS[:3], "policy", *SUMMARY_COLUMNS[3:]) if policies else SUMMARY_COLUMNS
+    rows = [[result_row(r)[c] for c in columns] for r in results]
+    return table(rows, [*columns[:-1], "reason / root cause"], max_width=90)

@@ -1,94 +1,164 @@
-"""From (operator or module, dtype, profile, policy) to one CaseResult.
+"""A case: what one run is, as one value that travels with its result.
 
-Caller mistakes (unknown operator, dtype, profile, policy, inputs that do not fit) raise a WorkbenchError before
-any stage runs; after that nothing raises: the stages run in pipeline/sequence.py, which turns a failure into an
-outcome and an ErrorInfo naming the stage and the root cause.
+    case = Case.of("cumsum", "int64", "TOSA-1.1+INT+int64", policy="ext-int64-allowlist")
+    case = Case.model(module, (x,), "TOSA-1.0+INT", quantize=True)
+    result = workbench.run(case)            # result.case is case
+    workbench.run(result.case.replace(profile="TOSA-1.0+FP"))
 
-A case runs in two parts: `prepare` (eager run, optional quantization, torch.export), which does not depend
-on the profile, and `lower_and_check` (partition, lowering, reference run, comparison) per profile, so a
-sweep exports a case once for all its profiles (`run_group`).
+A case holds a catalogue entry (built into a module and seeded inputs when it runs) or a module with its inputs,
+the dtype, the profile (parsed once), the policy, the transform passes (resolved once), whether it is quantized,
+the seed and the Arm backend it was made for. Everything is checked when the case is made, so a caller's mistake
+is a WorkbenchError before any stage runs. A result made in this process holds its case (`result.case`); the
+culprit search, a rerun, `to_pytest` and isolation start from it. A result read back from a file holds names only:
+`Case.from_result` rebuilds a catalogue case from them and says what a model's result needs to be rerun.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
+from dataclasses import dataclass, field
+from typing import Any
 
 from .. import catalogue, policies
 from ..core import dtypes as _dtypes
-from ..core.errors import InputMismatchError
-from ..core.records import CaseResult
-from ..stack import internals, loader, profiles
+from ..core.errors import InputMismatchError, WorkbenchError
+from ..core.records import label_of
+from ..stack import arm_backend, loader, profiles
+from ..stack.profiles import Profile
 from ..stages import transform_passes as transform_passes_stage
-from ..stages.state import Lowering, Prepared, StageObserver, ignore
-from . import sequence
+from ..stages.state import Prepared
 
 
-def run_case(op: str, dtype: str, profile: str, *, policy=None, seed: int = 0, transform_passes=None,
-             isolate: bool = False, timeout: float | None = None,
-             on_stage: StageObserver | None = None) -> CaseResult:
-    """Run one catalogue operator with `dtype` inputs (seeded) under a TOSA `profile`.
+@dataclass(frozen=True, eq=False)
+class Case:
+    name: str  # what results call it: the catalogue entry's name, or "model:<class>" (or the name given)
+    dtype: str | None  # a catalogue dtype; for a model "qint8" when quantized, else its inputs' dtypes
+    profile: Profile
+    policy: policies.Policy
+    transform_passes: tuple = ()  # pass classes (built anew for each lowering) and instances
+    seed: int | None = 0  # the catalogue inputs' seed; None for a model
+    entry: catalogue.OpEntry | None = field(default=None, repr=False)  # None for a model
+    module: Any = field(default=None, repr=False)  # a model's module (a catalogue entry's is built when run)
+    inputs: tuple | None = field(default=None, repr=False)  # a model's example inputs
+    quantize: bool = False  # a model quantized with the Arm quantizer first (a catalogue case: dtype qint8)
+    dynamic_shapes: Any = field(default=None, repr=False)
+    arm_backend: dict = field(default_factory=dict, repr=False)  # ArmBackend.to_dict() of the backend it is for
 
-    transform_passes: extra lowering passes, by name (`workbench.passes()`), class or instance (see
-    stages/transform_passes.py). isolate=True runs it in a child process: a crash or a hang (past `timeout`
-    seconds, default isolation.DEFAULT_TIMEOUT_SECONDS) becomes a `crashed` / `timeout` result instead of taking
-    the caller down.
-    """
-    entry = catalogue.get(op)
-    entry.check_dtype(dtype)
-    spec = profiles.parse(profile)
-    chosen = policies.get(policy)
-    passes = transform_passes_stage.resolve(transform_passes)
-    if isolate:
-        from .isolation import run_isolated
+    # --- making one -----------------------------------------------------------------------------------------
 
-        return run_isolated(
-            lambda observe: run_case(op, dtype, spec.name, policy=chosen, seed=seed, transform_passes=passes,
-                                     on_stage=observe),
-            identity=dict(op=entry.name, dtype=dtype, profile=spec.name, policy=chosen.name, seed=seed,
-                          transform_passes=transform_passes_stage.names(passes)),
-            timeout=timeout, on_stage=on_stage,
-        )
-    prepared = prepare_case(entry, dtype, seed, spec.version, on_stage)
-    return lower_and_check(prepared, spec, chosen, on_stage, transform_passes=passes)
+    @classmethod
+    def of(cls, op: str, dtype: str, profile, *, policy=None, seed: int = 0, transform_passes=None) -> "Case":
+        """A catalogue operator with `dtype` inputs (seeded) under a TOSA `profile`."""
+        entry = catalogue.get(op)
+        entry.check_dtype(dtype)
+        if not isinstance(seed, int) or isinstance(seed, bool):
+            raise WorkbenchError(f"seed must be an integer, got {seed!r}")
+        return cls(name=entry.name, dtype=dtype, profile=profiles.parse(profile), policy=policies.get(policy),
+                   transform_passes=transform_passes_stage.resolve(transform_passes), seed=seed, entry=entry,
+                   quantize=_dtypes.get(dtype).quantized, arm_backend=loader.arm_backend())
+
+    @classmethod
+    def model(cls, module, inputs, profile, *, policy=None, quantize: bool = False, dynamic_shapes=None,
+              name: str | None = None, transform_passes=None) -> "Case":
+        """Any nn.Module on a tuple of example inputs under a TOSA `profile`; quantize=True quantizes the float
+        model with the Arm TOSA quantizer first (symmetric int8)."""
+        torch = loader.torch()
+        if not isinstance(module, torch.nn.Module):
+            raise InputMismatchError(f"a model case needs a torch.nn.Module, got {type(module).__name__}")
+        inputs = _checked_inputs(module, inputs)
+        dtypes = sorted({str(t.dtype).removeprefix("torch.") for t in inputs if isinstance(t, torch.Tensor)})
+        return cls(name=name or f"model:{type(module).__name__}",
+                   dtype="qint8" if quantize else ",".join(dtypes) or None, profile=profiles.parse(profile), policy=policies.get(policy),
+                   transform_passes=transform_passes_stage.resolve(transform_passes), seed=None, module=module,
+                   inputs=inputs, quantize=bool(quantize), dynamic_shapes=dynamic_shapes,
+                   arm_backend=loader.arm_backend())
+
+    @classmethod
+    def from_result(cls, result) -> "Case":
+        """The case a result ran: its own, or for a result read back from a file (names only) the catalogue case
+        its names give. A model's result read back holds no model, and a policy that is not registered no checks:
+        the error says what to give."""
+        if result.case is not None:
+            return result.case
+        if result.seed is None or result.op not in catalogue.names():
+            raise WorkbenchError(
+                f"{result.op!r} is a model's result read back from a file, which holds no module or inputs: make "
+                f"its case again, workbench.Case.model(module, inputs, {result.profile!r}, policy={result.policy!r}"
+                f"{', quantize=True' if result.dtype == 'qint8' else ''}), and run that")
+        return cls.of(result.op, result.dtype, result.profile, policy=_registered(result.policy), seed=result.seed,
+                      transform_passes=list(result.transform_passes) or None)
+
+    def replace(self, **changes) -> "Case":
+        """The same case with `profile`, `policy`, `transform_passes`, `seed` or `dtype` (a catalogue case's)
+        changed, each checked as when a case is made."""
+        allowed = {"profile", "policy", "transform_passes", "seed", "dtype"}
+        unknown = sorted(set(changes) - allowed)
+        if unknown:
+            raise WorkbenchError(f"a case cannot change {', '.join(unknown)}; "
+                                 f"it can change {', '.join(sorted(allowed))}")
+        if self.entry is None and ({"seed", "dtype"} & set(changes)):
+            raise WorkbenchError("a model case's inputs are its own: make a new case for other seeds or dtypes")
+        checked = {}
+        if "profile" in changes:
+            checked["profile"] = profiles.parse(changes["profile"])
+        if "policy" in changes:
+            checked["policy"] = policies.get(changes["policy"])
+        if "transform_passes" in changes:
+            checked["transform_passes"] = transform_passes_stage.resolve(changes["transform_passes"])
+        if self.entry is not None and ("dtype" in changes or "seed" in changes):
+            return Case.of(self.name, changes.get("dtype", self.dtype), checked.get("profile", self.profile),
+                           policy=checked.get("policy", self.policy), seed=changes.get("seed", self.seed),
+                           transform_passes=list(checked.get("transform_passes", self.transform_passes)) or None)
+        return dataclasses.replace(self, **checked)
+
+    # --- what it is -----------------------------------------------------------------------------------------
+
+    @property
+    def pass_names(self) -> tuple[str, ...]:
+        """What results record of the transform passes: each one's class name."""
+        return transform_passes_stage.class_names(self.transform_passes)
+
+    @property
+    def export_key(self) -> tuple:
+        """What its profile-independent stages depend on: cases with one key share one export (a quantized case
+        is quantized for its TOSA version's INT profile)."""
+        version = self.profile.version if self.quantize else None
+        source = (self.name, self.dtype, self.seed) if self.entry is not None else ("model", id(self.module))
+        return (*source, version)
+
+    def prepared(self) -> Prepared:
+        """The state its profile-independent stages start from (a catalogue entry's module and inputs built now)."""
+        version = self.profile.version if self.quantize else None
+        if self.entry is not None:
+            return Prepared(label=self.name, dtype=self.dtype, seed=self.seed, module=self.entry.module(self.dtype),
+                            inputs=self.entry.inputs(self.dtype, self.seed), quantize_version=version,
+                            dynamic_shapes=self.entry.dynamic_shapes())
+        return Prepared(label=self.name, dtype=self.dtype, seed=None, module=self.module, inputs=self.inputs,
+                        quantize_version=version, dynamic_shapes=self.dynamic_shapes)
+
+    def check_backend(self) -> None:
+        """Refuse to run a case made for another Arm backend than this process runs."""
+        if self.arm_backend and self.arm_backend != loader.arm_backend():
+            raise arm_backend.ArmBackendError(
+                f"this case was made for the Arm backend {label_of(self.arm_backend)}, but this process runs "
+                f"{label_of(loader.arm_backend())}; make it again in this process, or run it in a process on its "
+                f"backend ({arm_backend.ENV_VAR})")
+
+    def __str__(self) -> str:
+        passes = f" transform_passes={','.join(self.pass_names)}" if self.transform_passes else ""
+        return f"{self.name} [{self.dtype}] {self.profile.name} policy={self.policy.name}{passes}"
 
 
-def run_model(module, inputs, profile: str, *, policy=None, quantize: bool = False, dynamic_shapes=None,
-              name: str | None = None, transform_passes=None, isolate: bool = False, timeout: float | None = None,
-              on_stage: StageObserver | None = None) -> CaseResult:
-    """Run any nn.Module on a tuple of example inputs under a TOSA `profile`.
-
-    quantize=True first quantizes the float model with the Arm TOSA quantizer (symmetric int8).
-    transform_passes, isolate and timeout as for run_case (the child is forked, so the module need not be
-    picklable).
-    """
-    torch = loader.torch()
-    if not isinstance(module, torch.nn.Module):
-        raise InputMismatchError(f"run_model needs a torch.nn.Module, got {type(module).__name__}")
-    inputs = _check_inputs(module, inputs)
-    spec = profiles.parse(profile)
-    chosen = policies.get(policy)
-    passes = transform_passes_stage.resolve(transform_passes)
-    label = name or f"model:{type(module).__name__}"
-    dtype_names = sorted({str(t.dtype).removeprefix("torch.") for t in inputs if isinstance(t, torch.Tensor)})
-    dtype = "qint8" if quantize else (",".join(dtype_names) or None)
-    if isolate:
-        from .isolation import run_isolated
-
-        return run_isolated(
-            lambda observe: run_model(module, inputs, spec.name, policy=chosen, quantize=quantize,
-                                      dynamic_shapes=dynamic_shapes, name=label, transform_passes=passes,
-                                      on_stage=observe),
-            identity=dict(op=label, dtype=dtype, profile=spec.name, policy=chosen.name, seed=None,
-                          transform_passes=transform_passes_stage.names(passes)),
-            timeout=timeout, on_stage=on_stage,
-        )
-    prepared = prepare(Prepared(label=label, dtype=dtype, seed=None, module=module, inputs=inputs,
-                                quantize_version=spec.version if quantize else None,
-                                dynamic_shapes=dynamic_shapes), on_stage)
-    return lower_and_check(prepared, spec, chosen, on_stage, transform_passes=passes)
+def _registered(name: str):
+    if name not in policies.names():
+        raise WorkbenchError(f"policy {name!r} of this result is not registered in this process, and a result read "
+                             "back from a file holds only its name: register it (workbench.policies.register) or "
+                             "make the case with it, workbench.Case.of(op, dtype, profile, policy=...)")
+    return name
 
 
-def _check_inputs(module, inputs) -> tuple:
+def _checked_inputs(module, inputs) -> tuple:
     torch = loader.torch()
     if isinstance(inputs, torch.Tensor):
         inputs = (inputs,)
@@ -99,77 +169,8 @@ def _check_inputs(module, inputs) -> tuple:
         inspect.signature(module.forward).bind(*inputs)
     except TypeError as exc:
         raise InputMismatchError(
-            f"{len(inputs)} input(s) do not fit {type(module).__name__}.forward{inspect.signature(module.forward)}: {exc}"
-        ) from None
+            f"{len(inputs)} input(s) do not fit {type(module).__name__}.forward"
+            f"{inspect.signature(module.forward)}: {exc}") from None
     except ValueError:  # forward without an inspectable signature: let export judge
         pass
     return inputs
-
-
-def prepare_case(entry, dtype: str, seed: int, version: str, on_stage: StageObserver | None = None) -> Prepared:
-    """Prepare a catalogue case; `version` picks the INT profile its qint8 quantizer uses."""
-    quantized = _dtypes.get(dtype).quantized
-    return prepare(Prepared(label=entry.name, dtype=dtype, seed=seed, module=entry.module(dtype),
-                            inputs=entry.inputs(dtype, seed), quantize_version=version if quantized else None,
-                            dynamic_shapes=entry.dynamic_shapes()), on_stage)
-
-
-def prepare(prepared: Prepared, on_stage: StageObserver | None = None) -> Prepared:
-    """The profile-independent stages (eager, quantize, export) on `prepared`."""
-    if hasattr(prepared.module, "eval"):
-        prepared.module = prepared.module.eval()
-    prepared.error = sequence.run_stages(sequence.PREPARE, prepared, on_stage or ignore)
-    return prepared
-
-
-def lower_and_check(prepared: Prepared, profile, policy, on_stage: StageObserver | None = None,
-                    *, reuse_export: bool = False, transform_passes=()) -> CaseResult:
-    """Partition and lower the prepared case for one profile, then run and compare what was delegated.
-
-    reuse_export=True lowers a copy of the exported program, so the same Prepared serves several profiles.
-    """
-    state = Lowering(prepared=prepared, profile=profile, policy=policy, observe=on_stage or ignore,
-                     reuse_export=reuse_export, transform_passes=transform_passes_stage.resolve(transform_passes),
-                     timings=dict(prepared.timings))
-    if prepared.error is not None:  # the profile-independent stages failed: every profile ends the same way
-        state.outcome = prepared.outcome
-        return _result(state, prepared.error)
-    return _result(state, sequence.run_stages(sequence.PER_PROFILE, state, state.observe))
-
-
-def _result(state: Lowering, error) -> CaseResult:
-    prepared = state.prepared
-    skipped = [*prepared.skipped, *state.skipped]
-    notes = [*internals.degradations(), *state.notes]
-    for failure in skipped:
-        cause = f"({failure.root_cause_type}: {failure.root_cause})"
-        if error is not None:
-            notes.append(f"the {failure.stage} stage failed too {cause}")
-        elif state.lowered:
-            notes.append(f"not compared: the {failure.stage} stage failed {cause}")
-    error = error or (skipped[0] if skipped else None)
-    return CaseResult(
-        op=prepared.label, dtype=prepared.dtype, profile=state.profile.name, policy=state.policy.name,
-        seed=prepared.seed, outcome=state.outcome, numerics=state.numerics, nodes=state.nodes, error=error,
-        delegates=tuple(state.delegates), outputs=tuple(state.outputs), timings=dict(state.timings),
-        versions=dict(loader.versions()), notes=tuple(notes),
-        arm_backend=loader.arm_backend(), transform_passes=transform_passes_stage.names(state.transform_passes),
-    )
-
-
-def run_group(reporter, op: str, dtype: str, seed: int, profile_names, policy, transform_passes=()) -> None:
-    """Run one catalogue case under several profiles, exporting it once (per TOSA version for qint8).
-
-    `reporter` is told `start(index)` as each profile starts, `stage(...)` as its stages start, and
-    `result(CaseResult)` as each ends (see isolation.py).
-    """
-    entry = catalogue.get(op)
-    prepared_for = {}
-    for index, name in enumerate(profile_names):
-        reporter.start(index)
-        spec = profiles.parse(name)
-        version_key = spec.version if _dtypes.get(dtype).quantized else None
-        if version_key not in prepared_for:
-            prepared_for[version_key] = prepare_case(entry, dtype, seed, spec.version, reporter.stage)
-        reporter.result(lower_and_check(prepared_for[version_key], spec, policy, reporter.stage,
-                                        reuse_export=len(profile_names) > 1, transform_passes=transform_passes))

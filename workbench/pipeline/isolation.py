@@ -9,22 +9,29 @@ dies or runs past its time limit, the parent turns what it last heard into a `cr
 from __future__ import annotations
 
 import faulthandler
+import gc
 import multiprocessing
 import os
 import signal
 import time
 import traceback
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from multiprocessing.connection import wait
 from typing import Callable, Iterator
 
 from ..core.outcomes import Numerics, Outcome
 from ..core.records import CaseResult, ErrorInfo, NodeRecord, result_from_dict
-from ..stack import loader, warm_parent, worker_reuse
+from ..stack import loader
 
 # A one-op case takes about a second; a large user model's lowering can take minutes. Past this a child is
 # stopped and the case reported as `timeout`.
 DEFAULT_TIMEOUT_SECONDS = 300.0
+# The pool's options, on unless these say one of OFF_WORDS (benchmarks time each off).
+WARM_PARENT_VARIABLE, REUSE_WORKERS_VARIABLE = "WORKBENCH_WARM_PARENT", "WORKBENCH_WORKER_REUSE"
+OFF_WORDS = ("0", "false", "off", "no")
+# One case per kind of lowering a sweep meets: float, integer, and an int64 lowering error under +int64.
+WARM_UP_CASES = (("add", "float32", "TOSA-1.0+FP"), ("add", "int32", "TOSA-1.0+INT"),
+                 ("cumsum", "int64", "TOSA-1.1+INT+int64"))
 
 
 def _context():
@@ -52,6 +59,9 @@ class _Reporter:
 
 
 def _child_main(conn, work: Callable[[_Reporter], None]) -> None:
+    # The inherited objects (the imported stack, some 500,000) leave the collector's care in this process of the
+    # workbench's own: its full collections would walk them all (about 0.3 s each) and copy the pages it touches.
+    gc.freeze()
     # A crash is reported by the parent in one line; an inherited fault handler would dump stacks to stderr.
     faulthandler.disable()
     # The parent's OpenMP thread pool does not survive fork, and a parallel region in the child can then wait on
@@ -68,17 +78,19 @@ def _child_main(conn, work: Callable[[_Reporter], None]) -> None:
         os._exit(0)  # skip the parent's exit handlers (kernels, servers) inherited through fork
 
 
-def stopped_result(identity: dict, outcome: Outcome, stage: str, nodes: list[dict] | None, detail: str,
+def stopped_result(case, outcome: Outcome, stage: str, nodes: list[dict] | None, detail: str,
                    cause_type: str) -> CaseResult:
     """The result of a case whose child died or timed out: what was known, and why it stopped."""
+    return _known(case, outcome, stage, nodes, ErrorInfo(stage=stage, type=cause_type, message=detail,
+                                                          root_cause=detail, root_cause_type=cause_type, traceback=""))
+
+
+def _known(case, outcome: Outcome, stage: str, nodes, error: ErrorInfo) -> CaseResult:
     return CaseResult(
-        op=identity["op"], dtype=identity.get("dtype"), profile=identity["profile"], policy=identity["policy"],
-        seed=identity.get("seed"), outcome=outcome, numerics=Numerics.NOT_RUN,
-        nodes=tuple(NodeRecord(**n) for n in nodes or ()),
-        error=ErrorInfo(stage=stage, type=cause_type, message=detail, root_cause=detail, root_cause_type=cause_type,
-                        traceback=""),
-        delegates=(), outputs=(), timings={}, versions=dict(loader.versions()),
-        arm_backend=loader.arm_backend(), transform_passes=tuple(identity.get("transform_passes", ())),
+        op=case.name, dtype=case.dtype, profile=case.profile.name, policy=case.policy.name, seed=case.seed,
+        outcome=outcome, numerics=Numerics.NOT_RUN, nodes=tuple(NodeRecord(**n) for n in nodes or ()), error=error,
+        delegates=(), outputs=(), timings={}, versions=dict(loader.versions()), arm_backend=loader.arm_backend(),
+        transform_passes=case.pass_names, case=case,
     )
 
 
@@ -91,22 +103,17 @@ def _death(process) -> tuple[Outcome, str, str]:
     return Outcome.CRASHED, "ChildExited", f"child process exited with code {code} before reporting a result"
 
 
-def _failure_result(identity: dict, stage: str, nodes, text: str) -> CaseResult:
+def _failure_result(case, stage: str, nodes, text: str) -> CaseResult:
     last = text.strip().splitlines()[-1] if text.strip() else "unknown failure"
-    return CaseResult(
-        op=identity["op"], dtype=identity.get("dtype"), profile=identity["profile"], policy=identity["policy"],
-        seed=identity.get("seed"), outcome=Outcome.CRASHED, numerics=Numerics.NOT_RUN,
-        nodes=tuple(NodeRecord(**n) for n in nodes or ()),
-        error=ErrorInfo(stage=stage, type="WorkbenchFailure", message=text, root_cause=last,
-                        root_cause_type="WorkbenchFailure", traceback=text),
-        delegates=(), outputs=(), timings={}, versions=dict(loader.versions()),
-        arm_backend=loader.arm_backend(), transform_passes=tuple(identity.get("transform_passes", ())),
-    )
+    return _known(case, Outcome.CRASHED, stage, nodes, ErrorInfo(stage=stage, type="WorkbenchFailure", message=text,
+                                                                 root_cause=last, root_cause_type="WorkbenchFailure",
+                                                                 traceback=text))
 
 
-def run_isolated(task: Callable, *, identity: dict, timeout: float | None = None,
+def run_isolated(task: Callable, *, case, timeout: float | None = None,
                  on_stage: Callable | None = None) -> CaseResult:
-    """Run `task(on_stage) -> CaseResult` in a forked child; never raises for what the child does."""
+    """Run `task(on_stage) -> CaseResult` of `case` in a forked child; never raises for what the child does. The
+    result holds `case` (the parent's)."""
     loader.arm()  # import once here, so the child inherits it instead of importing again
     limit = DEFAULT_TIMEOUT_SECONDS if timeout is None else timeout
     parent_conn, child_conn = _context().Pipe(duplex=False)
@@ -125,7 +132,7 @@ def run_isolated(task: Callable, *, identity: dict, timeout: float | None = None
             if remaining <= 0:
                 process.kill()
                 process.join(5)
-                return stopped_result(identity, Outcome.TIMEOUT, stage, nodes,
+                return stopped_result(case, Outcome.TIMEOUT, stage, nodes,
                                       f"case exceeded its time limit of {limit:g} s during {stage}", "Timeout")
             if not parent_conn.poll(min(remaining, 1.0)):
                 continue
@@ -133,7 +140,7 @@ def run_isolated(task: Callable, *, identity: dict, timeout: float | None = None
                 message = parent_conn.recv()
             except (EOFError, OSError):
                 outcome, cause, detail = _death(process)
-                return stopped_result(identity, outcome, stage, nodes, f"{detail} during {stage}", cause)
+                return stopped_result(case, outcome, stage, nodes, f"{detail} during {stage}", cause)
             kind = message[0]
             if kind == "stage":
                 stage = message[1]
@@ -141,9 +148,9 @@ def run_isolated(task: Callable, *, identity: dict, timeout: float | None = None
                 if on_stage:
                     on_stage(stage, message[2])
             elif kind == "result":
-                return result_from_dict(message[1])
+                return replace(result_from_dict(message[1]), case=case)
             elif kind == "failure":
-                return _failure_result(identity, stage, nodes, message[1])
+                return _failure_result(case, stage, nodes, message[1])
     finally:
         parent_conn.close()
         if process.is_alive():
@@ -151,25 +158,61 @@ def run_isolated(task: Callable, *, identity: dict, timeout: float | None = None
         process.join(5)
 
 
+def _option(variable: str, given: bool | None) -> bool:
+    if given is not None:
+        return bool(given)
+    return os.environ.get(variable, "1").strip().lower() not in OFF_WORDS
+
+
+class _WarmParent:
+    """Whether this process has run WARM_UP_CASES, how long it took, and which failed (once per process)."""
+
+    def __init__(self):
+        self.warmed, self.seconds, self.failures = False, None, []
+
+    def warm(self, run_case) -> None:
+        if self.warmed:
+            return
+        start = time.perf_counter()
+        for case in WARM_UP_CASES:
+            try:
+                run_case(*case)
+            except Exception as exc:  # speed only: the sweep goes on, and the failure is kept here
+                self.failures.append(f"{case}: {type(exc).__name__}: {exc}")
+        self.warmed, self.seconds = True, round(time.perf_counter() - start, 3)
+
+
+WARM_PARENT = _WarmParent()
+
+
 class WorkerPool:
     """Long-lived forked workers that run case groups; one crash or hang loses one case, never the pool.
 
-    A task is (identity_base, profiles, run) where `run(reporter, profiles)` sends, for each profile in order,
-    a ("start", index) message, stage messages and a ("result", dict). `results(tasks)` yields CaseResults as
-    they arrive. Each worker runs one group after another (the speed lever stack/worker_reuse.py; with it off, a
-    fresh worker per group), so only its first case pays for starting cold. When a worker dies or its current
-    case runs past `timeout`, that case becomes `crashed` or `timeout`, the worker is replaced, and the group's
-    remaining profiles run again in a fresh worker.
+    A task is (cases, run) where `run(reporter, cases)` sends, for each case in order, a ("start", index)
+    message, stage messages and a ("result", dict). `results(tasks)` yields CaseResults as they arrive, each
+    holding its case. When a worker dies or its current case runs past `timeout`, that case becomes `crashed` or
+    `timeout`, the worker is replaced, and the group's remaining cases run in a fresh worker.
+
+    Two options, each on unless its environment variable (WARM_PARENT_VARIABLE, REUSE_WORKERS_VARIABLE) says off:
+    - warm parent (`warm_up`: run_case, passed in because running a case is what this module isolates): before
+      the first fork, this process runs WARM_UP_CASES once, so every worker inherits what a lowering memoises
+      for the life of a process (torch's dispatch and fake-tensor caches, executorch's lazily built tables)
+      instead of recomputing it in its first case (about 1.0 s instead of 0.55 s);
+    - reused workers: each worker runs one group after another, so only its first case pays for starting; off,
+      a fresh worker per group.
+    A case computes in a warm or reused process what it computes in a fresh one: every in-process run relies on
+    that, and tests/test_speed_levers.py checks a sweep with each option on and off.
     """
 
-    def __init__(self, workers: int, timeout: float | None = None, warm_up=None):
-        """warm_up: `run_case`, to start every worker from a parent that has lowered a few cases (the speed lever
-        stack/warm_parent.py); passed in because running a case is what this module isolates, not imports."""
+    def __init__(self, workers: int, timeout: float | None = None, *, warm_up=None, warm_parent: bool | None = None,
+                 reuse_workers: bool | None = None):
         loader.arm()
-        if warm_up is not None:
-            warm_parent.warm(warm_up)
+        if warm_up is not None and _option(WARM_PARENT_VARIABLE, warm_parent):
+            WARM_PARENT.warm(warm_up)
         self.size = max(1, int(workers))
         self.timeout = DEFAULT_TIMEOUT_SECONDS if timeout is None else timeout
+        self.reuse_workers = _option(REUSE_WORKERS_VARIABLE, reuse_workers)
+        self.groups = {"in_fresh_workers": 0, "in_reused_workers": 0}
 
     def results(self, tasks: list) -> Iterator[CaseResult]:
         run = _PoolRun(self, tasks)
@@ -185,7 +228,7 @@ class WorkerPool:
 
 
 def _worker_main(conn, jobs, tasks: list) -> None:
-    """A worker's side: run the groups the parent sends, (task number, first profile) each, until it closes the
+    """A worker's side: run the groups the parent sends, (task number, first case) each, until it closes the
     pipe (or stops the worker)."""
 
     def work(reporter: _Reporter) -> None:
@@ -195,8 +238,8 @@ def _worker_main(conn, jobs, tasks: list) -> None:
             except (EOFError, OSError):  # the parent closed the pipe: no more work
                 return
             number, first = job
-            _, profiles, run = tasks[number]
-            run(reporter, profiles[first:])
+            cases, run = tasks[number]
+            run(reporter, cases[first:])
 
     _child_main(conn, work)
 
@@ -204,13 +247,14 @@ def _worker_main(conn, jobs, tasks: list) -> None:
 class _PoolRun:
     """The state of one WorkerPool.results call: jobs waiting, and per worker's pipe its process and progress.
 
-    A job is (task number, first profile): the tasks are inherited by every worker at fork, so a job names one and
+    A job is (task number, first case): the tasks are inherited by every worker at fork, so a job names one and
     the rest of a group that lost its worker is a job like any other."""
 
     def __init__(self, pool: WorkerPool, tasks: list):
+        self.pool = pool
         self.timeout = pool.timeout
         self.tasks = list(tasks)
-        self.queue = [(number, 0) for number, task in enumerate(self.tasks) if task[1]]
+        self.queue = [(number, 0) for number, task in enumerate(self.tasks) if task[0]]
         self.workers: dict = {}  # conn -> {"process", "jobs", "job", "index", "stage", "nodes", "deadline"}
 
     @property
@@ -231,27 +275,26 @@ class _PoolRun:
         """Give the worker the next job, or stop it when there is none or when workers are not reused (a worker
         is never left idle, so a free slot always means a new worker)."""
         state = self.workers[conn]
-        if not self.queue or (state["job"] is not None and not worker_reuse.enabled()):
+        if not self.queue or (state["job"] is not None and not self.pool.reuse_workers):
             self._release(conn)
             return
         job = self.queue.pop(0)
         state.update(job=job, index=0, stage="start", nodes=None, deadline=time.monotonic() + self.timeout)
-        worker_reuse.count(reused=state.setdefault("groups", 0) > 0)
+        self.pool.groups["in_reused_workers" if state.setdefault("groups", 0) else "in_fresh_workers"] += 1
         state["groups"] += 1
         state["jobs"].send(job)
 
-    def _profiles(self, state) -> list:
+    def _cases(self, state) -> list:
         number, first = state["job"]
-        return self.tasks[number][1][first:]
+        return self.tasks[number][0][first:]
 
     def _requeue_rest(self, state, start: int) -> None:
         number, first = state["job"]
-        if start < len(self._profiles(state)):
+        if start < len(self._cases(state)):
             self.queue.insert(0, (number, first + start))
 
-    def _identity(self, state) -> dict:
-        identity_base = self.tasks[state["job"][0]][0]
-        return dict(identity_base, profile=self._profiles(state)[state["index"]])
+    def _case(self, state):
+        return self._cases(state)[state["index"]]
 
     def _release(self, conn) -> None:
         state = self.workers.pop(conn)
@@ -262,7 +305,7 @@ class _PoolRun:
         state["process"].join(5)
 
     def retire(self, conn, state, outcome, cause, detail) -> CaseResult:
-        result = stopped_result(self._identity(state), outcome, state["stage"], state["nodes"], detail, cause)
+        result = stopped_result(self._case(state), outcome, state["stage"], state["nodes"], detail, cause)
         self._release(conn)
         self._requeue_rest(state, state["index"] + 1)
         return result
@@ -296,14 +339,15 @@ class _PoolRun:
             if message[2] is not None:
                 state["nodes"] = message[2]
         elif kind == "result":
+            case = self._case(state)
             state["index"] += 1
-            yield result_from_dict(message[1])
-            if state["index"] >= len(self._profiles(state)):  # the group is done: the worker takes the next
+            yield replace(result_from_dict(message[1]), case=case)
+            if state["index"] >= len(self._cases(state)):  # the group is done: the worker takes the next
                 self.assign(conn)
         elif kind == "failure":  # the worker ends after a failure the pipeline did not turn into a result
             self._release(conn)
-            if state["index"] < len(self._profiles(state)):
-                yield _failure_result(self._identity(state), state["stage"], state["nodes"], message[1])
+            if state["index"] < len(self._cases(state)):
+                yield _failure_result(self._case(state), state["stage"], state["nodes"], message[1])
                 self._requeue_rest(state, state["index"] + 1)
 
     def stop_all(self) -> None:

@@ -4,8 +4,8 @@ The test suite is executorch internals as much as a private attribute is: its pi
 (`tester/test_pipeline.py`: TosaPipelineFP, TosaPipelineINT, OpNotSupportedPipeline), `tester/arm_tester.py`'s
 ArmTester and `common.parametrize` are read here and nowhere else. `check_test_suite()` refuses with a StackError
 naming what is missing when a class or a constructor parameter read here is gone, and warns (StackWarning) when a
-constructor's source is no longer the one this module reproduces (`PINNED_SOURCES`); `workbench doctor` shows the
-same check as the hook `arm_test_suite` (stack/internals.py).
+constructor's source is no longer the one this module reproduces (pinned_sources.PINNED_SOURCES["arm_test_suite"]);
+`workbench doctor` shows the same check as the hook `arm_test_suite` (stack/internals.py).
 
 How a test file is read, without editing it: the module is imported from the process's Arm backend (installed, or
 a checkout's: stack/arm_backend.py), seeded as executorch's conftest seeds (random and torch at 0, before the
@@ -18,7 +18,6 @@ nothing. The originals are put back afterwards.
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import inspect
 import itertools
@@ -27,6 +26,7 @@ import warnings
 
 from ..core.errors import StackError, StackWarning
 from .arm_test_record import ArmTestCase, fold
+from .pinned_sources import source_differences
 
 TEST_PACKAGE = "executorch.backends.arm.test"
 SEED = 0  # executorch's conftest: TEST_SEED defaults to 0
@@ -42,9 +42,6 @@ READ_PARAMETERS = {
                                "u55_subset", "tosa_version", "tosa_extensions"),
     "ArmTester": ("model", "example_inputs", "compile_spec", "dynamic_shapes", "transform_passes"),
 }
-# sha256 (16 hex digits) of each constructor's source this module reproduces (profile and quantization).
-PINNED_SOURCES = {"TosaPipelineFP": "a013cd655e7fadd5", "TosaPipelineINT": "8f291522591d2f9c",
-                  "OpNotSupportedPipeline": "87871125e0a4b715", "ArmTester": "22b1ffe0b55975e8"}
 
 
 # --- the test suite's shape --------------------------------------------------------------------------------------
@@ -90,8 +87,7 @@ def suite_problems() -> tuple[dict, list[str], list[str]]:
             missing += [f"{name}.__init__ has no parameter {p!r}" for p in wanted if p not in have]
     if missing:
         return classes, missing, []
-    changed = [name for name, digest in PINNED_SOURCES.items()
-               if hashlib.sha256(inspect.getsource(classes[name].__init__).encode()).hexdigest()[:16] != digest]
+    changed = [difference.split(":")[0].rsplit(".", 2)[-2] for difference in source_differences("arm_test_suite")]
     return classes, missing, changed
 
 

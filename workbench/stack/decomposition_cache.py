@@ -12,9 +12,7 @@ most of each call was work that depends only on the operator registry, never on 
   Python kernels on each of those ~560 operators and removes them afterwards. The kernels are needed; the cost
   is not: each `OperatorBase.py_impl(key)(fn)` and `register_op_impl(op)(fn)` defines a decorator whose
   annotations Python evaluates on every call, some 12,000 times a run: about 55 ms a run instead of 10.
-* The cyclic garbage collector walks the whole imported stack (some 500,000 objects) in each full collection,
-  about 0.3 s each, and a warm one-operator case triggered one most of the time.
-Together they were over two thirds of a warm one-operator case.
+Together they were most of a warm one-operator case.
 
 What this module changes, and why the results stay identical
 ------------------------------------------------------------
@@ -42,185 +40,77 @@ What this module changes, and why the results stay identical
    building some twenty new closures per operator (about 12,000 a call, most of a case's garbage) that would
    do the same (`_reinstall`). torch's default decomposition of a CIA operator is a new partial of a new
    function each call, all of one code; those count as one decomposition (`_identity`).
-3. Once the stack is imported, its objects are frozen out of the cyclic collector (`gc.freeze`, after a full
-   collection so that no garbage is frozen). That changes when unreachable cycles among those objects would be
-   freed (never), not what any code computes; Python's documentation recommends it before forking workers,
-   which the sweeps do. A freeze made by someone else is theirs: then this leaves the collector alone.
 
-1 and 2 are installed only while the installed torch's source of every function they reproduce or rely on is the
-text they were checked against (`internals.PINNED_SOURCES`); any other torch keeps its own behaviour, a warning
-says so once, and `status()` and `workbench doctor` say why. tests/test_speed_levers.py checks that outcomes,
-partition decisions and TOSA flatbuffers of the whole catalogue are identical with the switch on and off.
-
-The switch
-----------
-On by default; `WORKBENCH_DECOMPOSITION_CACHE=0` (or `false`, `off`, `no`) turns it off for the process,
-`with switched(False): ...` for a block. Off means torch's own functions back in place (the very objects it
-shipped) and the frozen objects back in the collector's care. The switch is process-wide, not per thread.
-
-The workbench calls `install()` when it loads executorch's Arm backend (`loader.arm()`): it fills the memo and
-freezes, so the processes that sweeps and isolated cases fork afterwards start with both.
+Each is installed only while the installed torch's source of every function it reproduces or relies on is the
+text it was checked against (`pinned_sources.PINNED_SOURCES["memo"]` and `["override"]`); any other torch keeps its
+own behaviour, a warning says so once, and `workbench doctor` says why. What the memo and the override remember
+outlives a workbench call (every entry is checked against what it was computed from before it is used); the
+replaced functions are torch's own again once the call returns. tests/test_speed_levers.py checks that outcomes,
+partition decisions and TOSA flatbuffers of the whole catalogue are identical with the lever on and off.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
-import gc
 from itertools import repeat
 from operator import is_
 
-from . import internals
+from .patches import Lever, Patch, replacing
 from .registry_fingerprint import registry_fingerprint as _registry_fingerprint
-from .switch import Switch
 
-ENVIRONMENT_VARIABLE = "WORKBENCH_DECOMPOSITION_CACHE"
-
-# Every module that holds its own reference to a replaced function (torch imports them by name).
+# Every module that holds its own reference to the collector (torch imports it by name).
 _COLLECTOR_HOMES = ("torch._export.utils", "torch.export.exported_program", "torch.export.decomp_utils")
 _OVERRIDE_HOME = "torch.export.exported_program"
-
-_originals: dict = {}  # (module name, attribute) -> torch's own function, saved before it is first replaced
-_usable: dict[str, bool] = {}  # "memo"/"override" -> whether the installed torch is the one checked against
-_why_not: dict[str, list[str]] = {}
-_memo: dict = {}  # fingerprint, ops (frozenset), snapshot (the objects the fingerprint was read from, held)
-_counts = {"hits": 0, "misses": 0}
-_heap = {"frozen": False}  # whether this module froze the objects alive at install
+_INSTALLED_LIMIT = 20_000
+_ABSENT = object()
 
 
-def enabled() -> bool:
-    return _switch.on
+class _Remembered:
+    """What the memo and the override keep between calls, and how often the memo was used."""
+
+    def __init__(self):
+        self.fingerprint = None  # of the registry state the memo's ops were computed in
+        self.ops: frozenset = frozenset()
+        self.snapshot = None  # the objects the fingerprint was read from, held (registry_fingerprint.Snapshot)
+        self.hits = self.misses = 0
+        # (id(op), decomposition) -> (op, the keys and the kernels it had before, whether it had a fake rule, its
+        # kernels once installed, the fake rule installed or None): what the override installed the last time,
+        # and from which state. The entry holds the operator, so its id is not reused while the entry lives. A
+        # lowering alternates between decompositions for one operator (preserve, decompose), so both are kept.
+        self.installed: dict = {}
+
+    def counters(self) -> dict:
+        return {"hits": self.hits, "misses": self.misses, "remembered_overrides": len(self.installed)}
 
 
-def install() -> None:
-    """Put torch in the switch's position; when on, fill the memo and freeze the stack's objects. Called once the
-    stack is imported (`loader.arm()`) and before any process is forked from this one, so the forks inherit both."""
-    _apply(freeze=False)
-    warm()
-    _apply_to_heap(again=True)
-
-
-def freeze_what_is_alive() -> None:
-    """Freeze what was created since the last freeze too (when on), e.g. what warm-up cases left alive."""
-    _apply_to_heap(again=True)
-
-
-def warm() -> None:
-    """Compute the memo now (when on), so that later calls, and processes forked later, find it."""
-    if _switch.on and _usable.get("memo"):
-        import torch._export.utils as export_utils
-
-        export_utils._collect_all_valid_cia_ops()
-
-
-def registry_state():
-    """The registry fingerprint the memo last computed or confirmed (the state its latest call saw; the same object
-    for as long as the state is the same), or None while the memo is not in effect. decomposition_tables.py keys
-    on it right after calling `_collect_all_valid_cia_ops`."""
-    return _memo.get("fingerprint") if _replaced(_OVERRIDE_HOME, "_collect_all_valid_cia_ops") else None
-
-
-def status() -> dict:
-    """What is in place now, the memo's hits and misses, and why a part is unavailable, if one is."""
-    return {
-        "enabled": _switch.on,
-        "installed": _replaced("torch._export.utils", "_collect_all_valid_cia_ops")
-        or _replaced(_OVERRIDE_HOME, "_override_composite_implicit_decomp"),
-        "memo_installed": _replaced("torch._export.utils", "_collect_all_valid_cia_ops"),
-        "override_installed": _replaced(_OVERRIDE_HOME, "_override_composite_implicit_decomp"),
-        "heap_frozen": _heap["frozen"],
-        **_counts,
-        "unavailable": {part: list(reasons) for part, reasons in _why_not.items() if reasons},
-    }
-
-
-# --- putting torch in the switch's position -------------------------------------------------------------------
-
-
-def _apply(freeze: bool = True) -> None:
-    if _switch.on or _originals:  # off and never replaced anything: nothing to put back, no torch to import
-        modules = _modules()
-        _check_sources()
-        replacements = [("memo", home, "_collect_all_valid_cia_ops", _collect_all_valid_cia_ops)
-                        for home in _COLLECTOR_HOMES]
-        replacements.append(("override", _OVERRIDE_HOME, "_override_composite_implicit_decomp",
-                             _override_composite_implicit_decomp))
-        for part, home, attribute, replacement in replacements:
-            key = (home, attribute)
-            if key not in _originals:
-                _originals[key] = getattr(modules[home], attribute)
-                internals.remember_original(f"{home}.{attribute}", _originals[key])
-            setattr(modules[home], attribute, replacement if _switch.on and _usable[part] else _originals[key])
-    if freeze or not _switch.on:
-        _apply_to_heap()
-
-
-def _apply_to_heap(again: bool = False) -> None:
-    """3. On: the objects alive now (the imported stack, some 500,000) leave the cyclic collector's care, so a
-    full collection no longer walks them all (most warm cases triggered one, about 0.3 s each); off: they return.
-    `again` also freezes what was created since this module's last freeze (what was imported in between).
-
-    Freezing changes when unreachable cycles among those objects would be freed (never), not what any code
-    computes; it is what Python's documentation recommends before forking workers. A freeze someone else made
-    is theirs to manage: then this does nothing.
-    """
-    ours_or_nobodys = _heap["frozen"] or gc.get_freeze_count() == 0
-    if _switch.on and ours_or_nobodys and (again or not _heap["frozen"]):
-        gc.collect()  # so that no garbage is frozen with them
-        gc.freeze()
-        _heap["frozen"] = True
-    elif not _switch.on and _heap["frozen"]:
-        gc.unfreeze()
-        _heap["frozen"] = False
-
-
-_switch = Switch(ENVIRONMENT_VARIABLE, _apply)
-switched = _switch.switched
-
-
-def _modules() -> dict:
-    import importlib
-
-    names = (*_COLLECTOR_HOMES, "torch._ops", "torch._decomp", "torch._subclasses.fake_impls")
-    return {name: importlib.import_module(name) for name in names}
-
-
-def _replaced(home: str, attribute: str) -> bool:
-    import sys
-
-    original = _originals.get((home, attribute))
-    return original is not None and getattr(sys.modules[home], attribute) is not original
-
-
-def _check_sources() -> None:
-    if _usable:
-        return  # checked before anything was replaced; torch's code does not change while it runs
-    for part in ("memo", "override"):
-        reasons = internals.pinned_source_differences(part)
-        internals.status(f"lever_{part}")  # shown once, loudly, when a pinned source has changed
-        _usable[part] = not reasons
-        _why_not[part] = reasons
+REMEMBERED = _Remembered()
 
 
 # --- 1. the memo ----------------------------------------------------------------------------------------------
 
 
-def _collect_all_valid_cia_ops():
-    snapshot = _memo.get("snapshot")
-    if snapshot is not None and snapshot.unchanged():
-        _counts["hits"] += 1
-        return set(_memo["ops"])
-    fingerprint, snapshot = _registry_fingerprint()
-    if _memo.get("fingerprint") == fingerprint:  # something the fingerprint does not show changed
-        _memo["snapshot"] = snapshot
-        _counts["hits"] += 1
-        return set(_memo["ops"])
-    _counts["misses"] += 1
-    ops = _originals[("torch._export.utils", "_collect_all_valid_cia_ops")]()
-    # Taken after: the computation materializes operators, which is part of the state it leaves.
-    fingerprint, snapshot = _registry_fingerprint()
-    _memo.update(fingerprint=fingerprint, ops=frozenset(ops), snapshot=snapshot)
-    return set(ops)
+def _memo_of(own):
+    """torch's `_collect_all_valid_cia_ops`, remembered; `own` computes it on a miss."""
+
+    def _collect_all_valid_cia_ops():
+        memo = REMEMBERED
+        if memo.snapshot is not None and memo.snapshot.unchanged():
+            memo.hits += 1
+            return set(memo.ops)
+        fingerprint, snapshot = _registry_fingerprint()
+        if memo.fingerprint == fingerprint:  # something the fingerprint does not show changed
+            memo.snapshot = snapshot
+            memo.hits += 1
+            return set(memo.ops)
+        memo.misses += 1
+        ops = own()
+        # Taken after: the computation materializes operators, which is part of the state it leaves.
+        memo.fingerprint, memo.snapshot = _registry_fingerprint()
+        memo.ops = frozenset(ops)
+        return set(ops)
+
+    return _collect_all_valid_cia_ops
 
 
 # --- 2. the override, with its registration helpers inline ----------------------------------------------------
@@ -305,20 +195,12 @@ def _override_composite_implicit_decomp(cia_ops_to_callable):
             exported_program._deregister_op_impl(op)
 
 
-# (id(op), decomposition) -> (op, the keys and the kernels it had before, whether it had a fake rule, its kernels
-# once installed, the fake rule installed or None): what the override installed the last time, and from which
-# state. The entry holds the operator, so its id is not reused while the entry lives. A lowering alternates
-# between decompositions for one operator (preserve, decompose), so both are kept.
-_installed: dict = {}
-_INSTALLED_LIMIT = 20_000
-_ABSENT = object()
-
-
 def _remember(op, identity, before, had_fake_rule, kernels, fake_rule) -> None:
-    if len(_installed) > _INSTALLED_LIMIT:  # decompositions made anew per call would otherwise pile up
-        _installed.clear()
-    _installed[id(op), identity] = (op, tuple(before), tuple(before.values()), had_fake_rule, dict(kernels),
-                                    fake_rule)
+    installed = REMEMBERED.installed
+    if len(installed) > _INSTALLED_LIMIT:  # decompositions made anew per call would otherwise pile up
+        installed.clear()
+    installed[id(op), identity] = (op, tuple(before), tuple(before.values()), had_fake_rule, dict(kernels),
+                                   fake_rule)
 
 
 def _identity(op, decomp_callable):
@@ -350,7 +232,7 @@ def _reinstall(op, identity, kernels, fake_rules) -> bool:
     and fake-rule registration are the very objects they were then; True when done. What torch's loop body
     installs is a function of those alone; the kernels it builds close over the operator only, so the ones
     built last time do what new ones would. This skips building some twenty kernels per operator."""
-    last = _installed.get((id(op), identity))
+    last = REMEMBERED.installed.get((id(op), identity))
     if last is None:
         return False
     _, keys, values, had_fake_rule, installed, fake_rule = last
@@ -384,3 +266,13 @@ def _override_one_with_torch_helpers(exported_program, op_overload, decomp_calla
     for key in exported_program._BACKEND_KEYS_TO_OVERRIDE:
         if key not in op_overload.py_kernels:
             op_overload.py_impl(key)(orig_cia_callable)
+
+
+LEVER = Lever("decomposition_cache", "WORKBENCH_DECOMPOSITION_CACHE",
+              "torch.export rebuilding its table of CompositeImplicitAutograd operators, and building some twenty "
+              "Python kernels for each of them, three times per lowering (it installs the very kernels it built "
+              "last time when nothing changed)",
+              (*(Patch(home, "_collect_all_valid_cia_ops", _memo_of, ("memo",)) for home in _COLLECTOR_HOMES),
+               replacing(_OVERRIDE_HOME, "_override_composite_implicit_decomp", _override_composite_implicit_decomp,
+                         "override")),
+              REMEMBERED.counters)

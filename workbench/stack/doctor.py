@@ -13,6 +13,7 @@ def doctor() -> dict:
     Loads the stack (several seconds, once per process), since the hooks are checked against what is imported.
     """
     loader.arm()
+    levers.SPEED.check()  # their pinned sources, now, so that the report says whether they act
     return {
         "versions": versions(),
         "arm_backend": arm_backend.active().label,
@@ -25,12 +26,9 @@ def doctor() -> dict:
 def _why(lever: dict) -> str:
     if not lever["enabled"]:
         return f"off: {lever['environment_variable']} turns it off, or a switched(False) block is active"
-    unavailable = lever["unavailable"]
-    if isinstance(unavailable, dict):
-        unavailable = [f"{part}: {', '.join(reasons)}" for part, reasons in unavailable.items()]
-    if unavailable:
-        return "on, but not in effect here: " + "; ".join(unavailable)
-    return "on" + ("" if lever["installed"] else " (takes effect on first use)")
+    if lever["unavailable"]:
+        return "on, but not in effect here: " + "; ".join(lever["unavailable"])
+    return "on (in effect during workbench calls)" if lever["checked"] else "on (checked on first use)"
 
 
 def format_doctor(found: dict) -> str:
@@ -39,7 +37,8 @@ def format_doctor(found: dict) -> str:
     rows = [[hook["status"], hook["name"], hook["used_for"] if hook["status"] == internals.OK else hook["detail"]]
             for hook in found["hooks"]]
     lines += [table(rows, ["status", "name", "used for / what is wrong"], max_width=100), "",
-              "speed levers (results are the same with each on or off; stack/levers.py):"]
+              "speed levers (patched during workbench calls only; results are the same with each on or off; "
+              "stack/levers.py):"]
     rows = [[name, lever["why"], lever["environment_variable"]] for name, lever in found["speed_levers"].items()]
     lines += [table(rows, ["lever", "state", "off with <variable>=0"], max_width=100)]
     lines += [f"degraded: {note}" for note in found["degradations"]]

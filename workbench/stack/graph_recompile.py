@@ -22,10 +22,9 @@ What changes, and why results stay identical
    `__signature__`: `inspect.signature` takes such a method's parameters from its function's code alone
    (`inspect._signature_from_function`). Any other callable is asked as before.
 
-Those functions are pinned (internals.PINNED_SOURCES["graph_recompile"]); on any other source torch's own stay,
-a warning says so once, and `workbench doctor` says why.
-
-`WORKBENCH_GRAPH_RECOMPILE=0` turns it off for the process; `switched(False)` for a block.
+Those functions are pinned (pinned_sources.PINNED_SOURCES["graph_recompile"]); on any other source torch's own
+stay, a warning says so once, and `workbench doctor` says why. What it remembers outlives a call (it is keyed on
+what it depends on); the replaced functions do not.
 """
 
 from __future__ import annotations
@@ -33,32 +32,20 @@ from __future__ import annotations
 import inspect
 import types
 
-from . import internals
-from .switch import Replacement, Switch
+from .patches import Lever, replacing
 
-ENVIRONMENT_VARIABLE = "WORKBENCH_GRAPH_RECOMPILE"
-_exec_replaced = Replacement("torch.fx.graph_module", "_exec_with_source")
-_check_replaced = Replacement("torch.fx.graph", "CodeGen._call_method_with_signature_check")
-_pinned = internals.PinnedPart("graph_recompile")
-
-# source text -> its code object; parameter-defining code object -> the bound method's parameter names.
-_compiled: dict = {}
-_parameter_names: dict = {}
 _MEMO_LIMIT = 4096  # sources of a long session's graphs would otherwise pile up
 
 
-def _apply() -> None:
-    if not (_switch.on or _exec_replaced.own):
-        return  # off and never replaced anything: nothing to put back
-    _exec_replaced.record()
-    _check_replaced.record()
-    use = _switch.on and _pinned.usable()
-    _exec_replaced.put(_exec_with_source, use)
-    _check_replaced.put(_call_method_with_signature_check, use)
+class _Remembered:
+    """source text -> its code object; parameter-defining code object -> the bound method's parameter names."""
+
+    def __init__(self):
+        self.compiled: dict = {}
+        self.parameter_names: dict = {}
 
 
-_switch = Switch(ENVIRONMENT_VARIABLE, _apply)
-switched, enabled, install = _switch.switched, _switch.enabled, _switch.install
+REMEMBERED = _Remembered()
 
 
 def _exec_with_source(src, globals, co_fields=None) -> None:
@@ -71,11 +58,12 @@ def _exec_with_source(src, globals, co_fields=None) -> None:
 
 def compiled(src: str, filename: str) -> types.CodeType:
     """What `compile(src, filename, "exec", dont_inherit=True)` returns, compiled once per source text."""
-    code = _compiled.get(src)
+    known = REMEMBERED.compiled
+    code = known.get(src)
     if code is None:
-        if len(_compiled) >= _MEMO_LIMIT:
-            _compiled.clear()
-        code = _compiled[src] = compile(src, filename, "exec", dont_inherit=True)
+        if len(known) >= _MEMO_LIMIT:
+            known.clear()
+        code = known[src] = compile(src, filename, "exec", dont_inherit=True)
     return _with_filename(code, filename)
 
 
@@ -103,14 +91,17 @@ def parameter_names(method):
             or "__wrapped__" in function.__dict__ or "__signature__" in function.__dict__):
         return inspect.signature(method).parameters
     code = function.__code__
-    names = _parameter_names.get(code)
+    known = REMEMBERED.parameter_names
+    names = known.get(code)
     if names is None:
-        names = _parameter_names[code] = frozenset(inspect.signature(method).parameters)
+        names = known[code] = frozenset(inspect.signature(method).parameters)
     return names
 
 
-def status() -> dict:
-    installed = _exec_replaced.in_place(_exec_with_source) and _check_replaced.in_place(
-        _call_method_with_signature_check)
-    return {"enabled": _switch.on, "installed": installed, "remembered_sources": len(_compiled),
-            "unavailable": _pinned.why_not()}
+LEVER = Lever("graph_recompile", "WORKBENCH_GRAPH_RECOMPILE",
+              "compiling the same generated source again on each of the ~90 GraphModule recompiles of a lowering, "
+              "and asking inspect.signature of the code generator's methods each time",
+              (replacing("torch.fx.graph_module", "_exec_with_source", _exec_with_source, "graph_recompile"),
+               replacing("torch.fx.graph", "CodeGen._call_method_with_signature_check",
+                         _call_method_with_signature_check, "graph_recompile")),
+              lambda: {"remembered_sources": len(REMEMBERED.compiled)})

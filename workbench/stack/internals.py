@@ -1,16 +1,16 @@
 """Every private name of executorch and torch that the workbench touches, and the shapes it relies on, in one place.
 
 Outside this module nothing in the workbench reads a private attribute of torch or executorch: it calls the
-accessors below. The exceptions are the speed levers that replace a torch or executorch function
-(decomposition_cache.py with registry_fingerprint.py, pass_construction.py, decomposition_tables.py,
-rng_placeholders.py, graph_recompile.py, provenance_copies.py): what they reproduce or rely on is pinned by the hash
-of its source (`PINNED_SOURCES`, listed in pinned_sources.py, checked here by `PinnedPart`), and each part switches
-itself off when one of its functions changes. Each `Hook` names what it reads, what the workbench uses it for,
-and what is lost without it:
+accessors below. The exceptions are the other modules of this layer that reproduce torch's or executorch's own
+code: the speed levers that patch a torch or executorch function during a call (decomposition_cache.py with
+registry_fingerprint.py, pass_construction.py, rng_placeholders.py, graph_recompile.py; levers.py) and the capture
+of executorch's Arm test suite (arm_test_capture.py). What they reproduce or rely on is pinned by the hash of its
+source (pinned_sources.py), checked where they act, and each switches itself off, or warns, when it changes.
+Each `Hook` names what it reads, what the workbench uses it for, and what is lost without it:
 
 - a *degrading* hook has a fallback: when its name is missing or has changed shape, a warning naming it, the
   installed versions and what is lost is shown once per process, and every result records the same text in its
-  notes (`degradations()`), so no verdict quietly loses a part; a speed lever's hook loses speed only;
+  notes (`degradations()`), so no verdict quietly loses a part;
 - a *refusing* hook has none: the feature that needs it raises a StackError saying what is missing.
 
 `check_all()` probes every hook when the stack loads (stack/loader.py), except the one whose probe imports
@@ -20,7 +20,6 @@ shows. The accessors probe again where they are used, so a name that disappears 
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import inspect
 import warnings
@@ -28,7 +27,6 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..core.errors import StackError, StackWarning
-from .pinned_sources import LEVER_PARTS, PINNED_SOURCES
 from .versions import versions
 
 OK = "ok"
@@ -119,14 +117,6 @@ def _probe_arm_passes() -> str:
     return OK
 
 
-def _probe_pinned(part: str) -> Callable[[], str]:
-    def probe() -> str:
-        wrong = pinned_source_differences(part)
-        return OK if not wrong else "changed: " + "; ".join(wrong)
-
-    return probe
-
-
 def _probe_arm_test_suite() -> str:
     from . import arm_test_capture  # imported on use: reading the test suite costs 0.5 s
 
@@ -169,9 +159,6 @@ HOOKS: dict[str, Hook] = {h.key: h for h in (
          "common.parametrize)", "reading executorch's own Arm tests as cases (stack/arm_test_capture.py)",
          "executorch's Arm tests as cases (`workbench sweep --arm-tests`, `workbench.cases.from_arm_tests`)", False,
          _probe_arm_test_suite, probe_at_load=False),
-    *(Hook(f"lever_{part}", f"the functions in internals.PINNED_SOURCES[{part!r}]", f"{what} (speed only)",
-           f"speed: {what} stays off (executorch's and torch's own code runs; results are unchanged)", True,
-           _probe_pinned(part)) for part, what in LEVER_PARTS.items()),
 )}
 
 _state: dict[str, str] = {}  # key -> last probe verdict
@@ -234,8 +221,7 @@ def require(key: str) -> None:
 
 def degradations() -> tuple[str, ...]:
     """The notes every result carries while a degrading hook is not usable (speed-only hooks excepted)."""
-    return tuple(message(HOOKS[k], v) for k, v in _state.items()
-                 if v != OK and HOOKS[k].degrades and not k.startswith("lever_"))
+    return tuple(message(HOOKS[k], v) for k, v in _state.items() if v != OK and HOOKS[k].degrades)
 
 
 def report() -> list[dict]:
@@ -339,61 +325,3 @@ def tosa_spec_fields(parsed) -> tuple[str, tuple[str, ...], tuple[str, ...], boo
     require("tosa_spec")
     return (f"{parsed.version.major}.{parsed.version.minor}", tuple(parsed.profiles), tuple(parsed.extensions),
             bool(parsed.is_U55_subset))
-
-
-def resolve(dotted: str):
-    """The object at a dotted path of modules and attributes, e.g. torch._ops.OperatorBase.py_impl."""
-    module_name, attributes = dotted, []
-    while True:
-        try:
-            found = _import(module_name)
-            break
-        except ImportError:
-            module_name, _, attribute = module_name.rpartition(".")
-            if not module_name:
-                raise
-            attributes.insert(0, attribute)
-    for attribute in attributes:
-        found = getattr(found, attribute)
-    return found
-
-
-_originals: dict[str, object] = {}  # dotted name -> torch's own function, where a lever has replaced it
-
-
-def remember_original(dotted: str, function) -> None:
-    """Record torch's own function before a lever replaces it, so its pinned source is checked, not the lever's."""
-    _originals.setdefault(dotted, function)
-
-
-class PinnedPart:
-    """A lever part's pinned sources, checked on first use (after the lever has recorded the originals it replaces):
-    whether the installed ones match, and what differs. A mismatch is announced once, loudly."""
-
-    def __init__(self, part: str):
-        self.part = part
-        self._why_not: list[str] | None = None
-
-    def usable(self) -> bool:
-        if self._why_not is None:
-            self._why_not = pinned_source_differences(self.part)
-            status(f"lever_{self.part}")
-        return not self._why_not
-
-    def why_not(self) -> list[str]:
-        return list(self._why_not or [])
-
-
-def pinned_source_differences(part: str) -> list[str]:
-    """For PINNED_SOURCES[part]: each function whose installed source is not the one pinned (empty: all match)."""
-    wrong = []
-    for dotted, digest in PINNED_SOURCES[part].items():
-        try:
-            source = inspect.getsource(_originals.get(dotted) or resolve(dotted))
-            found = hashlib.sha256(source.encode()).hexdigest()[:16]
-        except (AttributeError, ImportError, OSError, TypeError) as exc:
-            wrong.append(f"{dotted}: {type(exc).__name__}: {exc}")
-            continue
-        if found != digest:
-            wrong.append(f"{dotted}: not the source this was checked against ({found}, expected {digest})")
-    return wrong

@@ -2,39 +2,28 @@
 
 Importing executorch's Arm backend costs several seconds, so nothing imports it at `import workbench`;
 the first call that needs it pays once per process. `executorch.exir` is imported first because that
-order is measurably faster for the Arm backend import. Once the Arm backend is imported, every private name
-the workbench relies on is checked (internals.check_all), so a missing one is reported before any case runs.
+order is measurably faster for the Arm backend import. Imports are quiet (call_scope.quiet: the stack's
+deprecation chatter silenced for the import only). Once the Arm backend is imported, every private name
+the workbench relies on is checked (internals.check_all), so a missing one is reported before any case runs,
+and workbench calls install the speed levers from then on (call_scope.stack_imported).
 """
 
 from __future__ import annotations
 
 import functools
 import importlib
-import logging
-import os
-import warnings
 
 from . import arm_backend as backends
-from . import internals, levers
+from . import call_scope, internals
 from .versions import versions
 
 __all__ = ["torch", "exir", "arm", "import_arm", "reference_model", "versions", "arm_backend", "specification"]
 
 
-def _quiet_third_party_noise() -> None:
-    # The stack prints deprecation chatter and optional-kernel load failures that say nothing about a case.
-    warnings.filterwarnings("ignore", category=FutureWarning)
-    warnings.filterwarnings("ignore", category=DeprecationWarning)
-    warnings.filterwarnings("ignore", message=".*Enum subclass.*")
-    for name in ("torchao", "torch._export", "torch.export", "executorch", "torch.utils._pytree"):
-        logging.getLogger(name).setLevel(logging.ERROR)
-    os.environ.setdefault("TORCH_CPP_LOG_LEVEL", "ERROR")
-
-
 @functools.lru_cache(maxsize=None)
 def torch():
-    _quiet_third_party_noise()
-    import torch as _torch
+    with call_scope.quiet():
+        import torch as _torch
 
     return _torch
 
@@ -43,7 +32,8 @@ def torch():
 def exir():
     torch()
     backends.apply_environment()  # before anything from executorch is imported
-    import executorch.exir as _exir
+    with call_scope.quiet():
+        import executorch.exir as _exir
 
     return _exir
 
@@ -59,14 +49,13 @@ def arm():
     """The Arm backend pieces the pipeline uses, imported once."""
     from types import SimpleNamespace
 
+    exir()
     from executorch.exir.backend.utils import WhyNoPartitionReporter
 
     compile_spec = import_arm("executorch.backends.arm.tosa.compile_spec")
     partitioner = import_arm("executorch.backends.arm.tosa.partitioner")
     internals.check_all()  # loud, once per process, for every private name that is missing or changed
-    # Model-independent lowering work once per process: after the imports (it freezes them out of the garbage
-    # collector), before any fork (workers inherit it).
-    levers.install()
+    call_scope.stack_imported()  # before any fork: workers inherit the call's levers
 
     return SimpleNamespace(
         TosaCompileSpec=compile_spec.TosaCompileSpec,
@@ -81,7 +70,8 @@ def import_arm(module: str):
     import against the installed executorch raises an ArmBackendError naming the cause and the differing files."""
     exir()
     try:
-        return importlib.import_module(module)
+        with call_scope.quiet():
+            return importlib.import_module(module)
     except Exception as exc:
         failure = backends.import_failure(exc)
         if failure is None:
@@ -91,11 +81,7 @@ def import_arm(module: str):
 
 @functools.lru_cache(maxsize=None)
 def reference_model():
-    # On a fatal error (a graph it cannot load, say) the reference model attaches gdb to this process to print a
-    # backtrace to stderr: some 12 s with torch loaded, for text the workbench never reads (the error comes back
-    # as the run's status, unchanged). TOSA_MODEL_NO_BACKTRACE (read by the reference model when it fails) turns
-    # that off; a value already in the environment is left as it is.
-    os.environ.setdefault("TOSA_MODEL_NO_BACKTRACE", "1")
+    # Its gdb backtrace on a fatal error is turned off for the duration of each call (call_scope.py).
     import tosa_reference_model
 
     return tosa_reference_model

@@ -28,43 +28,18 @@ made once per process, and the interpreter and tracer built when an instance fir
   that every later read, and every assignment (`call_submodule` swaps both), is a plain attribute as before. A
   pass class that has an `interpreter` or `tracer` attribute of its own is built as before.
 
-Those functions are pinned by the hash of their source (internals.PINNED_SOURCES["pass_construction"], and
+Those functions are pinned by the hash of their source (pinned_sources.PINNED_SOURCES["pass_construction"], and
 ["pass_tracers"] for what builds an interpreter and tracer); with any other source executorch's own `__init__`
 stays (or the two are built in `__init__` again), a warning says so once, and `workbench doctor` says why.
-
-`WORKBENCH_PASS_CONSTRUCTION=0` turns it off for the process; `switched(False)` for a block.
 """
 
 from __future__ import annotations
 
 import functools
 
-from . import internals
-from .switch import Replacement, Switch
+from .patches import Lever, replacing
 
-ENVIRONMENT_VARIABLE = "WORKBENCH_PASS_CONSTRUCTION"
 _HOME = "executorch.exir.pass_base"
-_replaced = Replacement(_HOME, "_ExportPassBase.__init__")
-_pinned = internals.PinnedPart("pass_construction")
-_pinned_tracers = internals.PinnedPart("pass_tracers")
-
-
-def _apply() -> None:
-    if not (_switch.on or _replaced.own):
-        return  # off and never replaced anything: nothing to put back
-    _replaced.record()
-    use = _switch.on and _pinned.usable()
-    _replaced.put(_init, use)
-    owner = _replaced.owner()
-    for built in _BUILT_ON_FIRST_READ:
-        if use and _pinned_tracers.usable():
-            setattr(owner, built.name, built)
-        elif owner.__dict__.get(built.name) is built:
-            delattr(owner, built.name)
-
-
-_switch = Switch(ENVIRONMENT_VARIABLE, _apply)
-switched, enabled, install = _switch.switched, _switch.enabled, _switch.install
 
 
 @functools.lru_cache(maxsize=None)
@@ -123,7 +98,10 @@ def _init(self) -> None:
     self.node_debug_str = None
 
 
-def status() -> dict:
-    installed = _replaced.in_place(_init)
-    return {"enabled": _switch.on, "installed": installed, "pristine": pristine() if installed else None,
-            "unavailable": _pinned.why_not() + _pinned_tracers.why_not()}
+LEVER = Lever("pass_construction", "WORKBENCH_PASS_CONSTRUCTION",
+              "an empty GraphModule generated and compiled for each of the ~170 executorch pass instances of a "
+              "lowering, and each one's tracer and interpreter built though fewer than ten of them run",
+              (replacing(_HOME, "_ExportPassBase.__init__", _init, "pass_construction"),
+               *(replacing(_HOME, f"_ExportPassBase.{built.name}", built, "pass_construction", "pass_tracers")
+                 for built in _BUILT_ON_FIRST_READ)),
+              lambda: {"pristine": pristine()})

@@ -1,17 +1,23 @@
-"""What the speed levers reproduce or rely on in torch and executorch, pinned to the sha256 (first 16 hex digits)
-of `inspect.getsource` they were checked against, per part. `internals.pinned_source_differences(part)` compares
-the installed source with these, and a part whose source differs stays off (its `lever_<part>` hook says why).
+"""What the workbench reproduces or relies on in torch's and executorch's code, pinned to the sha256 (first 16 hex
+digits) of `inspect.getsource` it was checked against, per part. `source_differences(part)` compares the installed
+sources with these; a speed lever's part whose source differs stays off (levers.py), and the Arm test suite's
+capture refuses to trust its cases blindly (arm_test_capture.py warns).
 
 - "memo": what the decomposition memo's fingerprint covers (decomposition_cache.py);
 - "override": what its override reproduces;
 - "pass_construction": ExportPass.__init__, reproduced, and how the rest uses an interpreter's module;
 - "pass_tracers": what builds a pass's interpreter and tracer, which pass_construction builds on first read;
-- "tables": the decomposition tables memoised (decomposition_tables.py): executorch's default table, the layout of
-  torch's CustomDecompTable it copies, what builds the table, and the split it memoises with what that reads;
 - "rng_placeholders": the rng tracker's reset and every function that reads what it sets (rng_placeholders.py);
 - "graph_recompile": the two fx functions a GraphModule recompile calls that graph_recompile.py reproduces;
-- "provenance_copies": fx's provenance record and the deepcopy algorithm provenance_copies.py reproduces for it.
+- "arm_test_suite": the constructors of executorch's test pipelines that arm_test_capture.py reproduces.
 """
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import inspect
+from typing import Callable
 
 PINNED_SOURCES = {
     "memo": {
@@ -48,18 +54,6 @@ PINNED_SOURCES = {
         "torch.fx.node.Node.__init__": "b533c3a8dfb156a8",
         "torch.nn.modules.module.Module.__init__": "eac5af286a7d471f",
     },
-    "tables": {
-        "executorch.exir.tracer._default_decomposition_table": "e59f18ff03bf06dc",
-        "torch.export.exported_program.default_decompositions": "04bad0c5cb51e8c8",
-        "torch.export.decomp_utils.CustomDecompTable.__init__": "b4531eec7cd0b420",
-        "torch.export.decomp_utils.CustomDecompTable.copy": "d3cf90790ae23a1b",
-        "torch._decomp._core_aten_decompositions_post_autograd": "006709b8dd4403f0",
-        "torch._decomp.get_decompositions": "4bc9d7cac8a0a540",
-        "torch.export.exported_program._split_decomp_table_to_cia_and_python_decomp": "a4ccae438dfcc5df",
-        "torch.export.exported_program.ExportedProgram.run_decompositions": "c74cbc17d3874021",
-        "torch._export.utils._is_preservable_cia_op": "00d78e92c3d6d9f6",
-        "torch._export.utils._is_cia_op": "4588c37719fb8356",
-    },
     "rng_placeholders": {
         "torch._decomp.decompositions_for_rng.PhiloxState.reset": "2c6900bfe0208586",
         "torch._decomp.decompositions_for_rng.PhiloxState.validate_state": "f2d1639420decd71",
@@ -74,17 +68,43 @@ PINNED_SOURCES = {
         "torch.fx.graph_module._exec_with_source": "3a1510761d07726e",
         "torch.fx.graph.CodeGen._call_method_with_signature_check": "73502d8b65f8fb09",
     },
-    "provenance_copies": {
-        "torch.fx.traceback.NodeSource": "0e29c3d55d6345c3",
-        "torch.fx.traceback.NodeSourceAction": "4aa403017f882e56",
-        "enum.Enum.__deepcopy__": "dc1aa621fe8b9515",
-        "copy": "27dcfc53a4b9d4fb",  # the standard library's copy module, whole
+    # Not a lever's: the constructors arm_test_capture.py reproduces (how they build the profile and quantize).
+    "arm_test_suite": {
+        "executorch.backends.arm.test.tester.test_pipeline.TosaPipelineFP.__init__": "a013cd655e7fadd5",
+        "executorch.backends.arm.test.tester.test_pipeline.TosaPipelineINT.__init__": "8f291522591d2f9c",
+        "executorch.backends.arm.test.tester.test_pipeline.OpNotSupportedPipeline.__init__": "87871125e0a4b715",
+        "executorch.backends.arm.test.tester.arm_tester.ArmTester.__init__": "22b1ffe0b55975e8",
     },
 }
-LEVER_PARTS = {"memo": "the decomposition cache's memo", "override": "the decomposition cache's faster override",
-               "pass_construction": "passes built over one shared empty GraphModule",
-               "pass_tracers": "pass interpreters and tracers built on first read",
-               "tables": "decomposition tables built and split once per registry state",
-               "rng_placeholders": "the rng tracker's placeholders made without fake tensors",
-               "graph_recompile": "GraphModule recompiles without compiling a source twice",
-               "provenance_copies": "fx provenance records copied without deepcopy's general machinery"}
+
+
+def resolve(dotted: str):
+    """The object at a dotted path of modules and attributes, e.g. torch._ops.OperatorBase.py_impl."""
+    module_name, attributes = dotted, []
+    while True:
+        try:
+            found = importlib.import_module(module_name)
+            break
+        except ImportError:
+            module_name, _, attribute = module_name.rpartition(".")
+            if not module_name:
+                raise
+            attributes.insert(0, attribute)
+    for attribute in attributes:
+        found = getattr(found, attribute)
+    return found
+
+
+def source_differences(part: str, read: Callable = resolve) -> list[str]:
+    """Each function of PINNED_SOURCES[part] whose source is not the one pinned (empty: all match); `read(dotted)`
+    gives the object to check (the one in place, unless the caller knows better)."""
+    wrong = []
+    for dotted, digest in PINNED_SOURCES[part].items():
+        try:
+            found = hashlib.sha256(inspect.getsource(read(dotted)).encode()).hexdigest()[:16]
+        except (AttributeError, ImportError, OSError, TypeError) as exc:
+            wrong.append(f"{dotted}: {type(exc).__name__}: {exc}")
+            continue
+        if found != digest:
+            wrong.append(f"{dotted}: not the source this was checked against ({found}, expected {digest})")
+    return wrong

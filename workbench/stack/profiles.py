@@ -22,6 +22,12 @@ PRESETS: tuple[str, ...] = (
     "TOSA-1.0+INT+u55",
     "TOSA-1.0+INT+FP",
 )
+# The profiles a sweep or comparison takes when none are given: the stock INT profile, and TOSA 1.1 INT with the
+# EXT-INT64 extension declared (the question of the EXT-INT64 review).
+DEFAULT: tuple[str, ...] = ("TOSA-1.0+INT", "TOSA-1.1+INT+int64")
+# The INT and FP profiles, each with and without +int64: the int64-review preset and whole-model summaries.
+INT_AND_FP_WITH_AND_WITHOUT_INT64: tuple[str, ...] = ("TOSA-1.0+INT", "TOSA-1.1+INT+int64", "TOSA-1.0+FP",
+                                                      "TOSA-1.1+FP+int64")
 
 
 @dataclass(frozen=True)

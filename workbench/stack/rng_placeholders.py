@@ -16,37 +16,17 @@ torch's `functionalize_rng_ops` setting is off (its default, and how export trac
 `get_state_as_tuple`, `get_state_as_tensor`, `get_updated_fwd_offset`, `get_updated_bwd_offset`) runs only
 inside `create_functionalized_rng_ops_wrapper`, which AOT autograd uses only when `functionalize_rng_ops` is on,
 and that wrapper records real state before reading it. Those functions and `reset` are pinned
-(internals.PINNED_SOURCES["rng_placeholders"]); on any other source torch's own `reset` stays, a warning says so
-once, and `workbench doctor` says why.
-
-`WORKBENCH_RNG_PLACEHOLDERS=0` turns it off for the process; `switched(False)` for a block.
+(pinned_sources.PINNED_SOURCES["rng_placeholders"]); on any other source torch's own `reset` stays, a warning says
+so once, and `workbench doctor` says why.
 """
 
 from __future__ import annotations
 
 import functools
 
-from . import internals
-from .switch import Replacement, Switch
+from .patches import Lever, Patch
 
-ENVIRONMENT_VARIABLE = "WORKBENCH_RNG_PLACEHOLDERS"
 _HOME = "torch._decomp.decompositions_for_rng"
-_replaced = Replacement(_HOME, "PhiloxState.reset")
-_pinned = internals.PinnedPart("rng_placeholders")
-
-
-def _apply() -> None:
-    if not (_switch.on or _replaced.own):
-        return  # off and never replaced anything: nothing to put back
-    _replaced.record()
-    use = _switch.on and _pinned.usable()
-    if use:
-        _empty_tensor()  # made here, outside any trace, so that it is a plain tensor
-    _replaced.put(_reset, use)
-
-
-_switch = Switch(ENVIRONMENT_VARIABLE, _apply)
-switched, enabled, install = _switch.switched, _switch.enabled, _switch.install
 
 
 @functools.lru_cache(maxsize=None)
@@ -56,17 +36,25 @@ def _empty_tensor():
     return torch.tensor(())
 
 
-def _reset(self) -> None:
-    # torch._decomp.decompositions_for_rng.PhiloxState.reset, with the placeholder made once.
-    import torch._functorch.config as functorch_config
+def _reset_of(own):
+    """PhiloxState.reset with the placeholders made once; torch's own `own` when rng ops are functionalized."""
+    _empty_tensor()  # made now, outside any trace, so that it is a plain tensor
 
-    if functorch_config.functionalize_rng_ops:
-        return _replaced.own(self)
-    self.seed = _empty_tensor()
-    self.base_offset = _empty_tensor()
-    self.relative_offset = 0
-    self.offset_advanced_at_least_once = False
+    def reset(self) -> None:
+        # torch._decomp.decompositions_for_rng.PhiloxState.reset, with the placeholder made once.
+        import torch._functorch.config as functorch_config
+
+        if functorch_config.functionalize_rng_ops:
+            return own(self)
+        self.seed = _empty_tensor()
+        self.base_offset = _empty_tensor()
+        self.relative_offset = 0
+        self.offset_advanced_at_least_once = False
+
+    return reset
 
 
-def status() -> dict:
-    return {"enabled": _switch.on, "installed": _replaced.in_place(_reset), "unavailable": _pinned.why_not()}
+LEVER = Lever("rng_placeholders", "WORKBENCH_RNG_PLACEHOLDERS",
+              "twelve fake-tensor conversions per trace for the random-number tracker's empty placeholders, which "
+              "nothing reads unless rng ops are functionalized",
+              (Patch(_HOME, "PhiloxState.reset", _reset_of, ("rng_placeholders",)),))

@@ -43,11 +43,9 @@ class Lowering:
     """One profile of a prepared case: partition, lowering, the reference run and the comparison."""
 
     prepared: Prepared
-    profile: Any  # stack.profiles.Profile
-    policy: Any  # policies.Policy: its name and its checks for the profile
+    case: Any  # pipeline.case.Case: its profile, policy and transform passes
     observe: StageObserver = ignore
-    reuse_export: bool = False  # lower a copy of the export, so the same Prepared serves several profiles
-    transform_passes: tuple = ()  # extra transform passes for the lowering (transform_passes.resolve)
+    reuse_export: bool = False  # lower a copy of the export, so the same Prepared serves several cases
     partitioner: Any = None
     program: Any = None  # the lowered edge program
     lowered: list = field(default_factory=list)  # lowered delegate modules, in call order
@@ -61,6 +59,21 @@ class Lowering:
     skipped: list[ErrorInfo] = field(default_factory=list)
     timings: dict = field(default_factory=dict)
     done: bool = False  # no later stage runs (nothing was delegated)
+
+    @property
+    def profile(self):
+        """stack.profiles.Profile"""
+        return self.case.profile
+
+    @property
+    def policy(self):
+        """policies.Policy: its name and its checks for the profile"""
+        return self.case.policy
+
+    @property
+    def transform_passes(self) -> tuple:
+        """extra transform passes for the lowering (transform_passes.resolve)"""
+        return self.case.transform_passes
 
     @property
     def nodes(self) -> tuple:

@@ -2,8 +2,8 @@
 
 For example `InsertInt32CastsAfterInt64PlaceholdersPass` narrows int64 index placeholders to int32 so that
 gather, embedding, index_put or index_copy can be delegated: one of the ways executorch itself gets int64 indices
-onto TOSA. A pass is given by name (one of executorch.backends.arm._passes: `available()`), as a pass class, or as
-an instance. A class is built anew for every lowering, so it must take no required argument (executorch's own tests
+onto TOSA. A pass is given by name (one of executorch.backends.arm._passes: `names()`), as a pass class, or as an
+instance. A class is built anew for every lowering, so it must take no required argument (executorch's own tests
 use InsertInt32CastsAfterInt64PlaceholdersPass, ConvertInt64ConstOpsToInt32Pass and
 ConvertInt64OutputOpsToInt32Pass); an instance is used as it is.
 """
@@ -17,8 +17,8 @@ from ..core.fingerprint import code_fingerprint
 from ..stack import internals
 
 
-def available() -> list[str]:
-    """The names of the Arm backend's passes."""
+def names() -> list[str]:
+    """The names of the Arm backend's passes (what `transform_passes=[...]` and --transform-pass take by name)."""
     return internals.arm_pass_names()
 
 
@@ -34,7 +34,7 @@ def resolve(passes) -> tuple:
             try:
                 item = internals.arm_pass(item)
             except KeyError:
-                raise WorkbenchError(unknown_name("transform pass", item, available(),
+                raise WorkbenchError(unknown_name("transform pass", item, names(),
                                                   listed="`workbench passes` lists the Arm backend's passes")) from None
         _check_constructible(item)
         resolved.append(item)
@@ -55,7 +55,7 @@ def _check_constructible(item) -> None:
                              "or a pass without required arguments")
 
 
-def names(passes) -> tuple[str, ...]:
+def class_names(passes) -> tuple[str, ...]:
     """What a result records: each pass's class name."""
     return tuple(p.__name__ if isinstance(p, type) else type(p).__name__ for p in resolve(passes))
 

@@ -18,10 +18,11 @@ import ipywidgets as widgets
 from .. import catalogue, policies, views
 from ..core.errors import WorkbenchError
 from ..core.outcomes import Outcome
-from ..pipeline.case import run_case
+from ..pipeline.run import run_case
 from ..stages import transform_passes
 from ..stack import arm_backend, profiles
 from ..views.graph import partition_graph
+from ..views.summary import model_summary
 from .graph_view import GraphView
 
 TAB_TITLES = ("Partition graph", "Reasons", "Numerics", "TOSA", "Error", "Reproduce")
@@ -38,7 +39,7 @@ def _table_html(frame) -> str:
 
 
 def _summary_html(result) -> str:
-    row = views.model_summary(result)
+    row = model_summary(result)
     crossings = f" ({html.escape(row['crossings'])})" if row["crossings"] else ""
     return (f"<small>{row['delegated_nodes']} of {row['compute_nodes']} compute nodes delegated: "
             f"{row['delegates']} delegate(s), {row['cpu_islands']} CPU island(s), "
@@ -93,7 +94,7 @@ class Explorer(widgets.VBox):
         self.policy = widgets.Dropdown(options=policies.names(), description="policy")
         # executorch's own Arm tests add some of these (e.g. InsertInt32CastsAfterInt64PlaceholdersPass); typed
         # names complete from the Arm backend's passes.
-        self.transform_passes = widgets.TagsInput(value=[], allowed_tags=transform_passes.available(),
+        self.transform_passes = widgets.TagsInput(value=[], allowed_tags=transform_passes.names(),
                                                   allow_duplicates=False, placeholder="transform passes (optional)",
                                                   layout=widgets.Layout(width="60%"))
         self.isolate = widgets.Checkbox(value=False, description="isolate (child process: crash and hang safe)",
@@ -232,7 +233,9 @@ class Explorer(widgets.VBox):
             self._rendered_tabs.clear()
             self._clear_lazy_tabs()
             self.save_button.disabled = not result.delegates
-            searchable = result.outcome == Outcome.LOWERING_ERROR and result.op in catalogue.CATALOGUE
+            # A result made here holds its case (a model's too); one read back from a file, a catalogue case's names.
+            searchable = result.outcome == Outcome.LOWERING_ERROR and (
+                result.case is not None or result.op in catalogue.CATALOGUE)
             self.culprits_button.disabled = not searchable
             self.culprits_html.value = self.save_status.value = ""
             opened = ERROR_TAB if result.error is not None and result.error.stage != "reference" else GRAPH_TAB

@@ -6,15 +6,13 @@
 - `plots`: heatmaps of sweeps and diffs; `report`: markdown / HTML reports;
 - `regression`: a result as a standalone pytest file.
 - `summary`: a whole model's partition as counts (delegates, CPU islands, int64 tensors crossing a delegate
-  boundary), one row per result; `architecture_summary` has batch/model_runs.py run a catalogue entry under
-  profiles x policies and tabulates it.
+  boundary), one row per result; `architecture_summary` sweeps a catalogue entry under profiles x policies and
+  tabulates it (public as workbench.model_summary, summary_table, architecture_summary).
 Imports every layer below it; the UI and the CLI arrange these.
 """
 
 from .tables import (figure_png, numerics_figure, numerics_frame, reasons_frame, reproduce_code, results_frame,
                      tosa_frame)
-from .summary import architecture_summary, model_summary, summary_table
 
-__all__ = ["architecture_summary", "model_summary", "summary_table",
-           "figure_png", "numerics_figure", "numerics_frame", "reasons_frame", "reproduce_code", "results_frame",
+__all__ = ["figure_png", "numerics_figure", "numerics_frame", "reasons_frame", "reproduce_code", "results_frame",
            "tosa_frame"]

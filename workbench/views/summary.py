@@ -27,6 +27,8 @@ from ..core.records import CaseResult, NodeRecord, is_quantize_dequantize
 INPUT, CPU, OUTPUT = "input", "cpu", "output"
 _GETITEM = re.compile(r"^getitem(_\d+)?$")
 _CONSTANT = re.compile(r"^(p_|b_|c_|_lifted_tensor_constant)")  # torch.export's names for lifted state
+# The policies a model summary compares by default: what executorch does, and the EXT-INT64 allowlist.
+SUMMARY_POLICIES = ("stock", "ext-int64-allowlist")
 COLUMNS = ("op", "dtype", "profile", "policy", "outcome", "numerics", "compute_nodes", "delegated_nodes",
            "delegates", "cpu_islands", "int64_crossings", "crossings", "error")
 
@@ -133,11 +135,14 @@ def summary_table(results):
 
 
 def architecture_summary(name: str, dtype: str | None = None, profiles=None, policies=None, *, seed: int = 0):
-    """Run catalogue entry `name` under every profile x policy (one export; batch/model_runs.py) and tabulate
-    the summaries: what an allowlist changes on a whole model. Defaults: model_runs.DEFAULT_PROFILES and
-    DEFAULT_POLICIES (stock, ext-int64-allowlist); dtype None: the entry's first dtype."""
-    from ..batch import model_runs
+    """Run catalogue entry `name` under every profile x policy (a sweep: one export, cached) and tabulate the
+    summaries: what an allowlist changes on a whole model. Defaults: the INT and FP profiles with and without
+    +int64, and the policies stock and ext-int64-allowlist; dtype None: the entry's first dtype."""
+    from ..batch.matrix import Matrix
+    from ..batch.sweeps import sweep_results
+    from ..catalogue import get
+    from ..stack.profiles import INT_AND_FP_WITH_AND_WITHOUT_INT64
 
-    results = model_runs.policy_matrix(name, dtype, profiles or model_runs.DEFAULT_PROFILES,
-                                       policies or model_runs.DEFAULT_POLICIES, seed=seed)
-    return summary_table(results)
+    matrix = Matrix((name,), (dtype or get(name).dtypes[0],), profiles or INT_AND_FP_WITH_AND_WITHOUT_INT64,
+                    policies or SUMMARY_POLICIES, seed=seed)
+    return summary_table(sweep_results(matrix, workers=1))

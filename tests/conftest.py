@@ -1,0 +1,186 @@
+"""What several test modules share: result invariants, a fresh process's view of an environment variable, executorch
+"checkouts", a clean environment for them, and the imported stack.
+
+Collecting the suite imports neither torch nor executorch (tests/test_collection.py holds it to that): this module
+and the test modules import them inside fixtures and tests.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from types import SimpleNamespace
+
+import pytest
+
+
+def pytest_configure(config):
+    """The stack's known chatter is silenced by message, as a workbench call silences it; every other warning,
+    a deprecation of a private name the workbench touches above all, is shown."""
+    from workbench.stack.call_scope import QUIET_WARNINGS
+
+    for category, message in QUIET_WARNINGS:
+        config.addinivalue_line("filterwarnings", f"ignore:{message}:{category.__name__}")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def cache_of_the_session(tmp_path_factory):
+    """The suite's results are cached in a folder of its own (a test that needs another gives it)."""
+    folder = tmp_path_factory.mktemp("workbench-cache")
+    previous = os.environ.get("WORKBENCH_CACHE_DIR")
+    os.environ["WORKBENCH_CACHE_DIR"] = str(folder)
+    yield folder
+    if previous is None:
+        os.environ.pop("WORKBENCH_CACHE_DIR", None)
+    else:
+        os.environ["WORKBENCH_CACHE_DIR"] = previous
+
+
+@pytest.fixture(scope="session")
+def stack():
+    """The stack as the workbench loads it (torch, executorch's Arm backend, the hooks checked)."""
+    from workbench.stack import loader
+
+    return loader.arm()
+
+
+# --- what every result must satisfy --------------------------------------------------------------------------------
+
+
+def _assert_consistent(result) -> None:
+    """What every result must satisfy, whatever the stack decided."""
+    from workbench import Numerics, Outcome
+
+    where = f"{result.op} [{result.dtype}] {result.profile}"
+    assert result.outcome in Outcome, where
+    if result.outcome in (Outcome.FALLBACK, Outcome.LOWERING_ERROR, Outcome.EXPORT_ERROR):
+        assert result.numerics is Numerics.NOT_RUN, where
+    if result.outcome in (Outcome.LOWERING_ERROR, Outcome.EXPORT_ERROR):
+        assert result.error is not None and result.error.root_cause, where
+    if result.outcome is Outcome.FALLBACK:
+        assert not result.delegates, where
+        assert all(n.reason for n in result.cpu_nodes), where
+    if result.outcome in (Outcome.DELEGATED, Outcome.PARTIAL):
+        eager_failed = result.error is not None and result.error.stage == "eager"
+        assert result.delegates and (result.numerics is not Numerics.NOT_RUN or eager_failed), where
+        if result.numerics in (Numerics.MATCH, Numerics.MISMATCH):
+            assert result.outputs, where
+        if result.numerics is Numerics.REFERENCE_ERROR:
+            # Only the reference model's own verdict on the TOSA graph; anything else is a harness bug.
+            assert result.error.root_cause.startswith("reference model returned"), result.error.one_line()
+
+
+def _comparable(result) -> dict:
+    """What no speed lever may change: outcome, numerics, partition decisions, TOSA flatbuffers, the error."""
+    error = None
+    if result.error is not None:
+        error = (result.error.stage, result.error.root_cause_type,
+                 re.sub(r"0x[0-9a-f]+", "0x?", result.error.root_cause))
+    return {"outcome": result.outcome, "numerics": result.numerics, "nodes": result.nodes,
+            "flatbuffers": [d.flatbuffer for d in result.delegates], "error": error}
+
+
+@pytest.fixture(scope="session")
+def assert_consistent():
+    return _assert_consistent
+
+
+@pytest.fixture(scope="session")
+def comparable():
+    return _comparable
+
+
+# --- an environment variable as a fresh process sees it ------------------------------------------------------------
+
+
+def _probe_with_environment(probe: str, variable: str, value: str | None) -> dict:
+    """Run the Python code `probe` in a new process with `variable` set to `value` (None: unset); the JSON object
+    it prints last."""
+    env = dict(os.environ)
+    env.pop(variable, None)
+    if value is not None:
+        env[variable] = value
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="session")
+def probe_with_environment():
+    return _probe_with_environment
+
+
+# --- executorch "checkouts": a copy of the installed Arm backend in a temporary git repository ---------------------
+
+
+def _git(folder, *args) -> str:
+    return subprocess.run(["git", "-C", str(folder), "-c", "user.name=workbench", "-c", "user.email=wb@example.org",
+                           *args], check=True, capture_output=True, text=True).stdout.strip()
+
+
+def _make_checkout(root):
+    """A git repository with backends/arm holding a copy of the installed Arm backend, committed."""
+    from workbench.stack import arm_backend
+
+    folder = root / "backends" / "arm"
+    shutil.copytree(arm_backend.installed_folder(), folder, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    _git(root, "init", "-q")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "the installed Arm backend")
+    return root
+
+
+def _edit(root, relative, old, new) -> None:
+    path = root / "backends" / "arm" / relative
+    text = path.read_text()
+    assert old in text, f"the installed {relative} no longer has the text this test edits"
+    path.write_text(text.replace(old, new, 1))
+
+
+# executorch skips its int64 check when the profile declares EXT-INT64; the edit applies it under every profile.
+_INT64_CHECK_SKIPPED = '''    if not tosa_spec.support_extension("int64"):
+        checks.append(CheckInt64InputsAndOutputs(exported_program, reporter, tosa_spec))'''
+_INT64_CHECK_ALWAYS = '''    checks.append(CheckInt64InputsAndOutputs(exported_program, reporter, tosa_spec))'''
+
+
+def _int64_check_always_branch(root):
+    """A checkout whose one commit on top of the installed backend applies the int64 check under +int64 too."""
+    _make_checkout(root)
+    _edit(root, CHECKOUTS.SUPPORT_CHECKS, _INT64_CHECK_SKIPPED, _INT64_CHECK_ALWAYS)
+    _git(root, "commit", "-qam", "int64 check also under EXT-INT64")
+    return root
+
+
+CHECKOUTS = SimpleNamespace(
+    git=_git, make_checkout=_make_checkout, edit=_edit, int64_check_always_branch=_int64_check_always_branch,
+    SUPPORT_CHECKS="operator_support/tosa_supported_operators.py",
+    INT_SUPPORT_LIST="operator_support/tosa_profile_supported_op_lists.py",
+    INT64_CHECK_SKIPPED=_INT64_CHECK_SKIPPED, INT64_CHECK_ALWAYS=_INT64_CHECK_ALWAYS,
+    ADD_IN_INT_LIST="    exir_ops.edge.aten.add.Tensor,\n",  # the first add.Tensor of the lists is the INT profile's
+)
+
+
+@pytest.fixture(scope="session")
+def checkouts():
+    """Executorch "checkouts" for tests: make_checkout(root), edit(root, relative, old, new), git(folder, ...),
+    int64_check_always_branch(root), and the texts they edit."""
+    return CHECKOUTS
+
+
+@pytest.fixture
+def clean_env(monkeypatch, tmp_path):
+    """No Arm backend chosen by the environment, and a cache of the test's own."""
+    monkeypatch.delenv("WORKBENCH_ARM_BACKEND", raising=False)
+    monkeypatch.setenv("WORKBENCH_CACHE_DIR", str(tmp_path / "cache"))
+
+
+@pytest.fixture(scope="session")
+def torch():
+    """torch itself, imported by the first test that needs it (never while the suite is collected)."""
+    import torch
+
+    return torch

@@ -1,0 +1,45 @@
+"""The public face: every name the README's table lists, one way to each, and no function of it taking more than
+eight parameters (a case or a matrix is one value)."""
+
+import inspect
+import re
+from pathlib import Path
+
+import workbench
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def public_callables():
+    for name in workbench.__all__:
+        value = getattr(workbench, name)
+        if inspect.isfunction(value):
+            yield name, value
+        elif inspect.isclass(value) and value.__module__.startswith("workbench."):
+            for member, function in vars(value).items():
+                function = getattr(function, "__func__", function)  # classmethods
+                if not member.startswith("_") and inspect.isfunction(function):
+                    yield f"{name}.{member}", function
+
+
+def test_no_public_function_takes_more_than_eight_parameters():
+    counted = {name: [p for p in inspect.signature(function).parameters if p not in ("self", "cls")]
+               for name, function in public_callables()}
+    assert {"run_case", "run_model", "sweep", "compare_backends", "Case.model"} <= set(counted)
+    assert {name: len(p) for name, p in counted.items() if len(p) > 8} == {}
+
+
+def test_the_readme_has_one_table_of_the_public_names_and_it_lists_each_of_them():
+    text = README.read_text()
+    section = text.split("### Public names", 1)[1].split("\n## ", 1)[0].split("\n### ", 1)[0]
+    listed = set(re.findall(r"`(\w+)`", section))
+    assert set(workbench.__all__) - {"InputMismatchError", "ProfileError", "ResultsFileError", "UnknownDtypeError",
+                                     "UnknownOperatorError", "UnknownPolicyError", "UnsupportedDtypeError"} <= listed
+    assert text.count("### Public names") == 1
+
+
+def test_each_thing_is_reached_one_way():
+    # model_summary is workbench's, not also views'; passes, profiles and policies are all modules
+    assert not hasattr(workbench.views, "model_summary")
+    assert all(inspect.ismodule(getattr(workbench, name)) for name in ("passes", "profiles", "policies"))
+    assert callable(workbench.passes.names) and callable(workbench.policies.names)

@@ -1,0 +1,140 @@
+"""From a Case to one CaseResult: the profile-independent stages once, then the per-profile ones.
+
+Caller mistakes (unknown operator, dtype, profile, policy, inputs that do not fit) raise a WorkbenchError when the
+case is made (case.py), before any stage runs; after that nothing raises: the stages run in pipeline/sequence.py,
+which turns a failure into an outcome and an ErrorInfo naming the stage and the root cause.
+
+A case runs in two parts: `prepare` (eager run, optional quantization, torch.export), which does not depend on the
+profile or the policy, and `lower_and_check` (partition, lowering, reference run, comparison). `Exports` runs the
+first part once for all the cases that share it (Case.export_key: the same source, and for a quantized case the
+same TOSA version), which is how a sweep, a model's profile x policy table and the culprit search export once.
+Every public function here is one workbench call (stack/call_scope.py).
+"""
+
+from __future__ import annotations
+
+from ..core.records import CaseResult
+from ..stack import internals, loader
+from ..stack.call_scope import scoped
+from ..stages.state import Lowering, Prepared, StageObserver, ignore
+from . import sequence
+from .case import Case
+
+
+@scoped
+def run(case: Case, *, isolate: bool = False, timeout: float | None = None,
+        on_stage: StageObserver | None = None) -> CaseResult:
+    """Run `case`; the result holds it (`result.case`).
+
+    isolate=True runs it in a forked child process: a crash or a hang (past `timeout` seconds, default
+    isolation.DEFAULT_TIMEOUT_SECONDS) becomes a `crashed` / `timeout` result instead of taking the caller down.
+    `on_stage(stage, node_records_or_None)` is told as each stage starts.
+    """
+    if not isinstance(case, Case):
+        raise TypeError(f"run takes a workbench.Case (Case.of(...) or Case.model(...)), got {type(case).__name__}")
+    case.check_backend()
+    if isolate:
+        from .isolation import run_isolated
+
+        return run_isolated(lambda observe: _run_here(case, observe), case=case, timeout=timeout, on_stage=on_stage)
+    return _run_here(case, on_stage)
+
+
+def _run_here(case: Case, on_stage: StageObserver | None) -> CaseResult:
+    return lower_and_check(Exports(on_stage).prepared(case), case, on_stage)
+
+
+def run_case(op: str, dtype: str, profile, *, policy=None, seed: int = 0, transform_passes=None,
+             isolate: bool = False, timeout: float | None = None) -> CaseResult:
+    """Run one catalogue operator with `dtype` inputs (seeded) under a TOSA `profile`: `run(Case.of(...))`.
+
+    transform_passes: extra lowering passes, by name (`workbench.passes.names()`), class or instance (see
+    stages/transform_passes.py). isolate and timeout: as for `run`.
+    """
+    case = Case.of(op, dtype, profile, policy=policy, seed=seed, transform_passes=transform_passes)
+    return run(case, isolate=isolate, timeout=timeout)
+
+
+def run_model(module, inputs, profile, *, policy=None, quantize: bool = False, dynamic_shapes=None,
+              name: str | None = None, transform_passes=None) -> CaseResult:
+    """Run any nn.Module on a tuple of example inputs under a TOSA `profile`, in this process: `run(Case.model(...))`.
+
+    quantize=True first quantizes the float model with the Arm TOSA quantizer (symmetric int8). To run it in a
+    child process, `run(Case.model(...), isolate=True)` (the child is forked: the module need not be picklable).
+    """
+    case = Case.model(module, inputs, profile, policy=policy, quantize=quantize, dynamic_shapes=dynamic_shapes,
+                      name=name, transform_passes=transform_passes)
+    return run(case)
+
+
+class Exports:
+    """Each case's profile-independent stages, run once for all the cases that share them (Case.export_key)."""
+
+    def __init__(self, on_stage: StageObserver | None = None):
+        self.on_stage = on_stage or ignore
+        self._prepared: dict[tuple, Prepared] = {}
+
+    def prepared(self, case: Case) -> Prepared:
+        key = case.export_key
+        if key not in self._prepared:
+            self._prepared[key] = prepare(case.prepared(), self.on_stage)
+        return self._prepared[key]
+
+
+def prepare(prepared: Prepared, on_stage: StageObserver | None = None) -> Prepared:
+    """The profile-independent stages (eager, quantize, export) on `prepared`."""
+    loader.arm()  # the stack, imported in this call: the speed levers act from here on
+    if hasattr(prepared.module, "eval"):
+        try:
+            prepared.module = prepared.module.eval()
+        except NotImplementedError:  # an exported program's module refuses: its mode was fixed when it was exported
+            pass
+    prepared.error = sequence.run_stages(sequence.PREPARE, prepared, on_stage or ignore)
+    return prepared
+
+
+def lower_and_check(prepared: Prepared, case: Case, on_stage: StageObserver | None = None,
+                    *, reuse_export: bool = False) -> CaseResult:
+    """Partition and lower the prepared case under its profile and policy, then run and compare what was delegated.
+
+    reuse_export=True lowers a copy of the exported program, so the same Prepared serves several cases.
+    """
+    state = Lowering(prepared=prepared, case=case, observe=on_stage or ignore, reuse_export=reuse_export,
+                     timings=dict(prepared.timings))
+    if prepared.error is not None:  # the profile-independent stages failed: every profile ends the same way
+        state.outcome = prepared.outcome
+        return _result(state, prepared.error)
+    return _result(state, sequence.run_stages(sequence.PER_PROFILE, state, state.observe))
+
+
+def _result(state: Lowering, error) -> CaseResult:
+    prepared = state.prepared
+    skipped = [*prepared.skipped, *state.skipped]
+    notes = [*internals.degradations(), *state.notes]
+    for failure in skipped:
+        cause = f"({failure.root_cause_type}: {failure.root_cause})"
+        if error is not None:
+            notes.append(f"the {failure.stage} stage failed too {cause}")
+        elif state.lowered:
+            notes.append(f"not compared: the {failure.stage} stage failed {cause}")
+    error = error or (skipped[0] if skipped else None)
+    return CaseResult(
+        op=prepared.label, dtype=prepared.dtype, profile=state.profile.name, policy=state.policy.name,
+        seed=prepared.seed, outcome=state.outcome, numerics=state.numerics, nodes=state.nodes, error=error,
+        delegates=tuple(state.delegates), outputs=tuple(state.outputs), timings=dict(state.timings),
+        versions=dict(loader.versions()), notes=tuple(notes),
+        arm_backend=loader.arm_backend(), transform_passes=state.case.pass_names,
+        case=state.case,
+    )
+
+
+def run_group(reporter, cases: list[Case]) -> None:
+    """Run cases that share their source (one catalogue entry and dtype, say) in order, each export once.
+
+    `reporter` is told `start(index)` as each case starts, `stage(...)` as its stages start, and
+    `result(CaseResult)` as each ends (see isolation.py).
+    """
+    exports = Exports(reporter.stage)
+    for index, case in enumerate(cases):
+        reporter.start(index)
+        reporter.result(lower_and_check(exports.prepared(case), case, reporter.stage, reuse_export=len(cases) > 1))
