@@ -152,3 +152,28 @@ def test_a_call_that_raises_undoes_what_it_changed():
     with pytest.raises(RuntimeError, match="a failing call"):
         fails()
     assert _ExportPassBase.__init__ is own_init and not levers.SPEED.installed and not call_scope.in_call()
+
+
+def test_the_undo_stack_puts_an_inherited_method_back_as_inherited_and_a_new_variable_back_to_absent(monkeypatch):
+    import logging
+    import os
+
+    from workbench.stack.patches import Patches
+
+    class Base:
+        def speak(self):
+            return "base"
+
+    class Child(Base):
+        pass
+
+    monkeypatch.delenv("WORKBENCH_UNDO_TEST", raising=False)
+    patches = Patches()
+    patches.setattr(Child, "speak", lambda self: "patched")
+    patches.setattr(Child, "speak", lambda self: "patched twice")
+    patches.setenv("WORKBENCH_UNDO_TEST", "1")
+    patches.setlevel("workbench.undo_test", logging.ERROR)
+    assert Child().speak() == "patched twice" and patches.original(Child, "speak") is Base.speak
+    patches.undo()
+    assert "speak" not in vars(Child) and Child().speak() == "base"
+    assert "WORKBENCH_UNDO_TEST" not in os.environ and logging.getLogger("workbench.undo_test").level == logging.NOTSET

@@ -326,8 +326,9 @@ def test_torch_default_decomposition_of_a_composite_operator_counts_as_one():
     op = torch.ops.aten.linear.default
     made = [_get_decomp_for_cia(op) for _ in range(2)]
     assert made[0] is not made[1] and made[0].func is not made[1].func
-    assert decomposition_cache._identity(op, made[0]) is decomposition_cache._identity(op, made[1])
-    assert decomposition_cache._identity(torch.ops.aten.dropout.default, made[0]) is made[0]  # another operator
+    identity = decomposition_cache.decomposition_identity
+    assert identity(op, made[0]) is identity(op, made[1])
+    assert identity(torch.ops.aten.dropout.default, made[0]) is made[0]  # another operator
 
 
 # --- whole cases ------------------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from workbench import catalogue
 from workbench.stack import call_scope, graph_recompile, levers, pass_construction, pinned_sources
 from workbench.stack.levers import SPEED
 
-LEVERS = ["decomposition_cache", "pass_construction", "rng_placeholders", "graph_recompile"]
+LEVERS = ["decomposition_cache", "pass_construction", "decomposition_tables", "rng_placeholders", "graph_recompile"]
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -25,13 +25,15 @@ def stack():
 
 def in_place() -> dict:
     """lever -> (what is at one attribute it patches, the stack's own object there while no call runs)."""
+    import executorch.exir.tracer as tracer
     import torch._export.utils as export_utils
     from executorch.exir.pass_base import _ExportPassBase
     from torch._decomp import decompositions_for_rng as rng
     from torch.fx import graph_module
 
     return {"decomposition_cache": export_utils._collect_all_valid_cia_ops,
-            "pass_construction": _ExportPassBase.__init__, "rng_placeholders": rng.PhiloxState.reset,
+            "pass_construction": _ExportPassBase.__init__,
+            "decomposition_tables": tracer._default_decomposition_table, "rng_placeholders": rng.PhiloxState.reset,
             "graph_recompile": graph_module._exec_with_source}
 
 
@@ -46,8 +48,8 @@ def test_every_lever_is_listed_once_with_its_environment_variable_and_is_on_by_d
     status = levers.status()
     assert list(status) == levers.names() == LEVERS
     assert [s["environment_variable"] for s in status.values()] == [
-        "WORKBENCH_DECOMPOSITION_CACHE", "WORKBENCH_PASS_CONSTRUCTION", "WORKBENCH_RNG_PLACEHOLDERS",
-        "WORKBENCH_GRAPH_RECOMPILE"]
+        "WORKBENCH_DECOMPOSITION_CACHE", "WORKBENCH_PASS_CONSTRUCTION", "WORKBENCH_DECOMPOSITION_TABLES",
+        "WORKBENCH_RNG_PLACEHOLDERS", "WORKBENCH_GRAPH_RECOMPILE"]
     assert all(s["enabled"] for s in status.values())
 
 
@@ -91,6 +93,7 @@ def test_nothing_is_patched_outside_a_call_and_switched_off_puts_the_stack_own_b
 
 @pytest.mark.parametrize("lever,part,dotted", [
     ("pass_construction", "pass_construction", "executorch.exir.pass_base._ExportPassBase.__init__"),
+    ("decomposition_tables", "tables", "executorch.exir.tracer._default_decomposition_table"),
     ("rng_placeholders", "rng_placeholders", "torch._decomp.decompositions_for_rng.PhiloxState.reset"),
     ("graph_recompile", "graph_recompile", "torch.fx.graph_module._exec_with_source"),
     ("decomposition_cache", "override", "torch.export.exported_program._override_composite_implicit_decomp"),
@@ -239,7 +242,65 @@ def test_a_sweep_gives_the_same_results_from_a_cold_or_warm_parent_and_fresh_or_
     assert {row[3] for row in rows} >= {"delegated", "fallback", "lowering_error"}
 
 
-# --- rng_placeholders and graph_recompile -------------------------------------------------------------------------
+# --- decomposition_tables, rng_placeholders and graph_recompile ---------------------------------------------------
+
+
+def test_the_default_table_copy_is_executorch_own_table_and_stays_untouched_by_its_users():
+    import executorch.exir.tracer as tracer
+
+    from workbench.stack.decomposition_cache import decomposition_identity
+
+    fresh = tracer._default_decomposition_table()  # executorch's own, outside a call
+    with call_scope.workbench_call():
+        copied = tracer._default_decomposition_table()
+        assert type(copied) is type(fresh) and copied.has_materialized == fresh.has_materialized is False
+        assert copied.deleted_custom_ops == fresh.deleted_custom_ops and copied.deleted_custom_ops
+        assert list(copied.decomp_table) == list(fresh.decomp_table)
+        assert all(function is copied.decomp_table[op] or decomposition_identity(op, function)
+                   == decomposition_identity(op, copied.decomp_table[op]) for op, function in fresh.decomp_table.items())
+        first = next(iter(copied.decomp_table))
+        copied.pop(first)  # what executorch does to the table it gets
+        copied.materialize()
+        again = tracer._default_decomposition_table()
+        assert first in again.decomp_table and not again.has_materialized
+        assert list(again.decomp_table) == list(fresh.decomp_table)
+
+
+def test_the_split_is_torch_own_split_for_the_tables_a_lowering_uses_and_a_new_cia_operator():
+    import executorch.exir.tracer as tracer
+    import torch
+    import torch.export.exported_program as exported_program
+
+    own = exported_program._split_decomp_table_to_cia_and_python_decomp  # torch's, outside a call
+
+    def same_split(table: dict):
+        theirs_table, ours_table = dict(table), dict(table)
+        theirs_cia, theirs_rest = own(theirs_table)
+        ours_cia, ours_rest = exported_program._split_decomp_table_to_cia_and_python_decomp(ours_table)
+        assert list(ours_cia.items()) == list(theirs_cia.items())
+        assert list(ours_rest.items()) == list(theirs_rest.items()) and list(ours_table) == list(theirs_table)
+        return ours_cia
+
+    with call_scope.workbench_call():
+        assert exported_program._split_decomp_table_to_cia_and_python_decomp is not own
+        before = levers.status()["decomposition_tables"]["split_hits"]
+        for _ in range(2):  # the second time from memory
+            materialized = tracer._default_decomposition_table().materialize()
+            same_split(materialized)
+            same_split({})
+            same_split(dict(list(materialized.items())[::3]))  # another table: its own entry
+        assert levers.status()["decomposition_tables"]["split_hits"] > before
+        library = torch.library.Library("workbench_split_test", "DEF")
+        try:
+            library.define("twice(Tensor x) -> Tensor")
+            library.impl("twice", lambda x: x + x, "CompositeImplicitAutograd")
+            new = torch.ops.workbench_split_test.twice.default
+            assert new in same_split(tracer._default_decomposition_table().materialize())  # a registry change seen
+        finally:
+            library._destroy()
+        assert new not in same_split(tracer._default_decomposition_table().materialize())
+
+
 
 
 def test_the_rng_placeholders_are_plain_empty_tensors_unless_rng_ops_are_functionalized():

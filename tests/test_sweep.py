@@ -125,6 +125,16 @@ def test_a_matrix_takes_one_name_as_one_name_and_refuses_an_empty_list():
         Matrix(["ad"]).cases()
 
 
+def test_a_matrix_for_another_process_names_its_policies_and_passes():
+    builtin = workbench.policies.get("ext-int64-allowlist")
+    assert Matrix("add", policies=[builtin, "stock", "mine.toml"]).portable() is None
+    own = workbench.policies.allowlist("stock", ["aten.add.Tensor"])  # named like a built-in, other content
+    assert "is a Python object" in Matrix("add", policies=[own]).portable()
+    assert Matrix("add", policies=[own]).to_arguments()[-2:] == ["--policy", "stock"]  # what portable() guards
+    with pytest.raises(workbench.WorkbenchError, match="looks policies and passes up by name"):
+        workbench.compare_backends("installed", "installed", Matrix("add", policies=[own]))
+
+
 def test_a_sweep_results_hold_their_cases_and_a_sweep_row_per_policy(tmp_path):
     trial = workbench.policies.allowlist("trial", ["aten.cumsum.default"])
     matrix = Matrix(["cumsum"], ["int64"], ["TOSA-1.1+INT+int64"], ["stock", trial])

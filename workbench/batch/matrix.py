@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .. import policies as _policies
+from ..policies.registry import BUILTIN_NAMES
 from ..core import dtypes as _dtypes
 from ..core.errors import UnknownPresetError, WorkbenchError, unknown_name
 from ..pipeline.case import Case
@@ -110,7 +111,7 @@ class Matrix:
         """Why the matrix cannot be sent to another process by name (None when it can): a policy object that is
         not one of the built-in ones, or a transform pass that is not the Arm backend's by name."""
         for policy in self.policies:
-            if not isinstance(policy, str) and getattr(policy, "name", None) not in _policies.BUILTIN_NAMES:
+            if not isinstance(policy, str) and not _is_builtin(policy):
                 return (f"policy {getattr(policy, 'name', policy)!r} is a Python object; give a built-in policy's "
                         "name, a .toml/.yaml policy file or 'path.py:VARIABLE'")
         for item in self.transform_passes:
@@ -135,6 +136,12 @@ class Matrix:
         for name in self.transform_passes:
             arguments += ["--transform-pass", name]
         return arguments
+
+
+def _is_builtin(policy) -> bool:
+    """Whether `policy` is the built-in policy of its name itself (then its name says all of it)."""
+    name = getattr(policy, "name", None)
+    return name in BUILTIN_NAMES and _policies.get(name) is policy
 
 
 # The reviewers' cases of the EXT-INT64 allowlist, with and without the extension.

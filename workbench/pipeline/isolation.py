@@ -60,7 +60,7 @@ class _Reporter:
 
 def _child_main(conn, work: Callable[[_Reporter], None]) -> None:
     # The inherited objects (the imported stack, some 500,000) leave the collector's care in this process of the
-    # workbench's own: its full collections would walk them all (about 0.3 s each) and copy the pages it touches.
+    # workbench's own: its full collections would walk them all and copy the pages they touch.
     gc.freeze()
     # A crash is reported by the parent in one line; an inherited fault handler would dump stacks to stderr.
     faulthandler.disable()
@@ -197,7 +197,7 @@ class WorkerPool:
     - warm parent (`warm_up`: run_case, passed in because running a case is what this module isolates): before
       the first fork, this process runs WARM_UP_CASES once, so every worker inherits what a lowering memoises
       for the life of a process (torch's dispatch and fake-tensor caches, executorch's lazily built tables)
-      instead of recomputing it in its first case (about 1.0 s instead of 0.55 s);
+      instead of recomputing it in its first case;
     - reused workers: each worker runs one group after another, so only its first case pays for starting; off,
       a fresh worker per group.
     A case computes in a warm or reused process what it computes in a fresh one: every in-process run relies on

@@ -13,6 +13,7 @@ Every public function here is one workbench call (stack/call_scope.py).
 
 from __future__ import annotations
 
+from ..core.errors import WorkbenchError
 from ..core.records import CaseResult
 from ..stack import internals, loader
 from ..stack.call_scope import scoped
@@ -31,7 +32,8 @@ def run(case: Case, *, isolate: bool = False, timeout: float | None = None,
     `on_stage(stage, node_records_or_None)` is told as each stage starts.
     """
     if not isinstance(case, Case):
-        raise TypeError(f"run takes a workbench.Case (Case.of(...) or Case.model(...)), got {type(case).__name__}")
+        raise WorkbenchError(f"run takes a workbench.Case (Case.of(...) or Case.model(...)), got "
+                             f"{type(case).__name__}")
     case.check_backend()
     if isolate:
         from .isolation import run_isolated
@@ -84,13 +86,18 @@ class Exports:
 def prepare(prepared: Prepared, on_stage: StageObserver | None = None) -> Prepared:
     """The profile-independent stages (eager, quantize, export) on `prepared`."""
     loader.arm()  # the stack, imported in this call: the speed levers act from here on
-    if hasattr(prepared.module, "eval"):
-        try:
-            prepared.module = prepared.module.eval()
-        except NotImplementedError:  # an exported program's module refuses: its mode was fixed when it was exported
-            pass
+    prepared.module = _in_eval_mode(prepared.module)
     prepared.error = sequence.run_stages(sequence.PREPARE, prepared, on_stage or ignore)
     return prepared
+
+
+def _in_eval_mode(module):
+    if not hasattr(module, "eval"):
+        return module
+    try:
+        return module.eval()
+    except NotImplementedError:  # an exported program's module refuses: its mode was fixed when it was exported
+        return module
 
 
 def lower_and_check(prepared: Prepared, case: Case, on_stage: StageObserver | None = None,

@@ -8,7 +8,8 @@ entering the outermost call of the process, and undoes on leaving it, whether it
   a call that imported it);
 - `quiet()`: the warnings and log records of the stack that say nothing about a case, silenced;
 - the reference model's gdb backtrace on a fatal error turned off (TOSA_MODEL_NO_BACKTRACE, read when it fails:
-  some 12 s per failing graph with torch loaded, for stderr text nothing reads), unless the user set it.
+  it attaches gdb to the process for stderr text nothing reads; the run's status says what failed), unless the
+  user set it.
 
 Nested calls and calls from several threads share the outermost call's state (the explorer runs a case in a
 thread): it is undone when the last of them leaves. While a call runs, the process's other threads see it too.

@@ -7,11 +7,11 @@ most of each call was work that depends only on the operator registry, never on 
 
 * `torch._export.utils._collect_all_valid_cia_ops` lists the functional CompositeImplicitAutograd (CIA)
   operators of every `torch.ops` namespace. It runs five times per lowering, and each run re-materializes every
-  C++ CIA operator once per namespace (some forty times): about 50 ms a run.
+  C++ CIA operator once per namespace (some forty times).
 * `torch.export.exported_program._override_composite_implicit_decomp` installs, for the trace, about twenty
   Python kernels on each of those ~560 operators and removes them afterwards. The kernels are needed; the cost
   is not: each `OperatorBase.py_impl(key)(fn)` and `register_op_impl(op)(fn)` defines a decorator whose
-  annotations Python evaluates on every call, some 12,000 times a run: about 55 ms a run instead of 10.
+  annotations Python evaluates on every call, some 12,000 times a run.
 Together they were most of a warm one-operator case.
 
 What this module changes, and why the results stay identical
@@ -39,7 +39,7 @@ What this module changes, and why the results stay identical
    decomposition): from the very same state, the next call installs the very same kernels again instead of
    building some twenty new closures per operator (about 12,000 a call, most of a case's garbage) that would
    do the same (`_reinstall`). torch's default decomposition of a CIA operator is a new partial of a new
-   function each call, all of one code; those count as one decomposition (`_identity`).
+   function each call, all of one code; those count as one decomposition (`decomposition_identity`).
 
 Each is installed only while the installed torch's source of every function it reproduces or relies on is the
 text it was checked against (`pinned_sources.PINNED_SOURCES["memo"]` and `["override"]`); any other torch keeps its
@@ -113,6 +113,13 @@ def _memo_of(own):
     return _collect_all_valid_cia_ops
 
 
+def is_memo(collector) -> bool:
+    """Whether `collector` (what torch calls as `_collect_all_valid_cia_ops`) is the memo. Right after a call of
+    it, REMEMBERED.fingerprint is the registry state that call saw (the same object for as long as the state is
+    the same): decomposition_tables.py keys on it."""
+    return getattr(collector, "__module__", None) == __name__ and collector.__name__ == "_collect_all_valid_cia_ops"
+
+
 # --- 2. the override, with its registration helpers inline ----------------------------------------------------
 
 
@@ -164,7 +171,7 @@ def _override_composite_implicit_decomp(cia_ops_to_callable):
             continue
         kernels = op_overload.py_kernels
         try:
-            identity = _identity(op_overload, decomp_callable)
+            identity = decomposition_identity(op_overload, decomp_callable)
             if _reinstall(op_overload, identity, kernels, fake_rules):
                 continue
             had_fake_rule = is_op_registered_to_fake_rule(op_overload)
@@ -203,7 +210,7 @@ def _remember(op, identity, before, had_fake_rule, kernels, fake_rule) -> None:
                                    fake_rule)
 
 
-def _identity(op, decomp_callable):
+def decomposition_identity(op, decomp_callable):
     """The decomposition itself, except torch's default for a CIA operator: `_get_decomp_for_cia(op)` makes a new
     `partial(_special_op_to_decompose_cia, kernel=op)` of a new function on every call, all of the same code,
     without closure or defaults; those are one decomposition, named by their code and operator."""

@@ -6,7 +6,7 @@ A warm one-operator case recompiles about ninety GraphModules (every pass result
 Each recompile generates the module's Python source and compiles it, and the code generator asks
 `inspect.signature` of its own methods three times to filter keyword arguments. Almost every source is one seen
 before (a pass that changes nothing gives the graph it was given), and the methods are the same few: the
-`compile` calls and the signature questions were about a tenth of such a case.
+`compile` calls and the signature questions were a large share of such a case (docs/benchmarks.md).
 
 What changes, and why results stay identical
 --------------------------------------------

@@ -22,11 +22,13 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import sys
 import warnings
 from dataclasses import dataclass
 from typing import Callable
 
 from ..core.errors import StackError, StackWarning
+from . import arm_backend, call_scope
 from .versions import versions
 
 OK = "ok"
@@ -43,7 +45,14 @@ class Hook:
     probe_at_load: bool = True  # False: probed where it is used and by `workbench doctor` (a costly import)
 
 
-_import = importlib.import_module
+def _import(name: str):
+    """A module of the stack; the first import of one is quiet and honours the Arm backend chosen (as the loader's)."""
+    module = sys.modules.get(name)
+    if module is not None:
+        return module
+    arm_backend.apply_environment()
+    with call_scope.quiet():
+        return importlib.import_module(name)
 
 
 def _probe_reporter() -> str:
@@ -118,7 +127,7 @@ def _probe_arm_passes() -> str:
 
 
 def _probe_arm_test_suite() -> str:
-    from . import arm_test_capture  # imported on use: reading the test suite costs 0.5 s
+    from . import arm_test_capture  # imported on use: reading the test suite imports it
 
     _, missing, changed = arm_test_capture.suite_problems()
     if missing or changed:

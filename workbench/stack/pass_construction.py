@@ -7,8 +7,8 @@ Why
 `torch.fx.GraphModule` (a new GraphModule class, Python source generated for an empty graph and compiled, about
 half a millisecond) and a tracer (an `nn.Module` root, an empty `Graph`, the proxy trackers). The Arm pass
 manager builds some 170 pass instances per lowering, of which fewer than ten run `ExportPass.call`, the only
-code that uses either; a warm one-operator case spent some 70 ms on empty graphs, more than on its own graph,
-and then still some 8 ms on tracers nothing used.
+code that uses either; a warm one-operator case spent more on empty graphs than on its own graph, and then
+more on tracers nothing used.
 
 What changes, and why results stay identical
 --------------------------------------------

@@ -7,6 +7,8 @@ capture refuses to trust its cases blindly (arm_test_capture.py warns).
 - "override": what its override reproduces;
 - "pass_construction": ExportPass.__init__, reproduced, and how the rest uses an interpreter's module;
 - "pass_tracers": what builds a pass's interpreter and tracer, which pass_construction builds on first read;
+- "tables": the decomposition tables memoised (decomposition_tables.py): executorch's default table, the layout of
+  torch's CustomDecompTable it copies, what builds the table, and the split it memoises with what that reads;
 - "rng_placeholders": the rng tracker's reset and every function that reads what it sets (rng_placeholders.py);
 - "graph_recompile": the two fx functions a GraphModule recompile calls that graph_recompile.py reproduces;
 - "arm_test_suite": the constructors of executorch's test pipelines that arm_test_capture.py reproduces.
@@ -53,6 +55,18 @@ PINNED_SOURCES = {
         "torch.fx.graph.CodeGen.__init__": "0f2cd4b96c3b793c",
         "torch.fx.node.Node.__init__": "b533c3a8dfb156a8",
         "torch.nn.modules.module.Module.__init__": "eac5af286a7d471f",
+    },
+    "tables": {
+        "executorch.exir.tracer._default_decomposition_table": "e59f18ff03bf06dc",
+        "torch.export.exported_program.default_decompositions": "04bad0c5cb51e8c8",
+        "torch.export.decomp_utils.CustomDecompTable.__init__": "b4531eec7cd0b420",
+        "torch.export.decomp_utils.CustomDecompTable.copy": "d3cf90790ae23a1b",
+        "torch._decomp._core_aten_decompositions_post_autograd": "006709b8dd4403f0",
+        "torch._decomp.get_decompositions": "4bc9d7cac8a0a540",
+        "torch.export.exported_program._split_decomp_table_to_cia_and_python_decomp": "a4ccae438dfcc5df",
+        "torch.export.exported_program.ExportedProgram.run_decompositions": "c74cbc17d3874021",
+        "torch._export.utils._is_preservable_cia_op": "00d78e92c3d6d9f6",
+        "torch._export.utils._is_cia_op": "4588c37719fb8356",
     },
     "rng_placeholders": {
         "torch._decomp.decompositions_for_rng.PhiloxState.reset": "2c6900bfe0208586",

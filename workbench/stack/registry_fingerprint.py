@@ -49,10 +49,9 @@ class Snapshot:
     """The objects a fingerprint was read from, held (so their identities are not reused) and kept in flat lists,
     so that `unchanged()` can check, with C-level passes and no new tuples, that reading them again would give
     the same fingerprint: the same names in the same `_dir` lists, the same objects under them, the same
-    overload names, the same Python CIA kernels and C++ answers. Within a warm lowering that takes about 4 ms a
-    call instead of 6 (most of either is reaching objects the lowering has pushed out of the CPU's caches, and
-    the C++ query), and it makes no new tuples for the garbage collector to walk. Any difference, even one the
-    fingerprint would not show, sends the caller to the full fingerprint."""
+    overload names, the same Python CIA kernels and C++ answers. That is cheaper than a new fingerprint, and it
+    makes no new tuples for the garbage collector to walk. Any difference, even one the fingerprint would not
+    show, sends the caller to the full fingerprint."""
 
     def __init__(self):
         self.namespaces = []  # every namespace in torch.ops._dir order
