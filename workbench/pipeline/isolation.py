@@ -22,13 +22,13 @@ from typing import Callable, Iterator
 from ..core.outcomes import Numerics, Outcome
 from ..core.records import CaseResult, ErrorInfo, NodeRecord, result_from_dict
 from ..stack import loader
+from ..stack.levers import on_unless_turned_off
 
 # A one-op case takes about a second; a large user model's lowering can take minutes. Past this a child is
 # stopped and the case reported as `timeout`.
 DEFAULT_TIMEOUT_SECONDS = 300.0
-# The pool's options, on unless these say one of OFF_WORDS (benchmarks time each off).
+# The pool's options, on unless these say off (levers.OFF_WORDS; benchmarks time each off).
 WARM_PARENT_VARIABLE, REUSE_WORKERS_VARIABLE = "WORKBENCH_WARM_PARENT", "WORKBENCH_WORKER_REUSE"
-OFF_WORDS = ("0", "false", "off", "no")
 # One case per kind of lowering a sweep meets: float, integer, and an int64 lowering error under +int64.
 WARM_UP_CASES = (("add", "float32", "TOSA-1.0+FP"), ("add", "int32", "TOSA-1.0+INT"),
                  ("cumsum", "int64", "TOSA-1.1+INT+int64"))
@@ -159,9 +159,7 @@ def run_isolated(task: Callable, *, case, timeout: float | None = None,
 
 
 def _option(variable: str, given: bool | None) -> bool:
-    if given is not None:
-        return bool(given)
-    return os.environ.get(variable, "1").strip().lower() not in OFF_WORDS
+    return on_unless_turned_off(variable) if given is None else bool(given)
 
 
 class _WarmParent:

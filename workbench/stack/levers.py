@@ -28,8 +28,9 @@ LEVERS: tuple[Lever, ...] = (decomposition_cache.LEVER, pass_construction.LEVER,
 OFF_WORDS = ("0", "false", "off", "no")
 
 
-def _default(lever: Lever) -> bool:
-    return os.environ.get(lever.environment_variable, "1").strip().lower() not in OFF_WORDS
+def on_unless_turned_off(variable: str) -> bool:
+    """True unless the environment variable says one of OFF_WORDS (the levers', and the sweep pool's options)."""
+    return os.environ.get(variable, "1").strip().lower() not in OFF_WORDS
 
 
 class SpeedLevers:
@@ -41,7 +42,7 @@ class SpeedLevers:
 
     def __init__(self, levers: tuple[Lever, ...]):
         self.levers = {lever.name: lever for lever in levers}
-        self.on = {lever.name: _default(lever) for lever in levers}
+        self.on = {lever.name: on_unless_turned_off(lever.environment_variable) for lever in levers}
         self._verdicts: dict[str, list[str]] = {}  # pinned part -> what differs (empty: usable)
         self._checked: dict[tuple[str, str], object] = {}  # (home, path) of a patch -> the object checked there
         self._patches: Patches | None = None  # the undo stack of the call in progress, while levers are on it
