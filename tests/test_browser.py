@@ -396,22 +396,11 @@ class ExplorerPage:
         return status
 
     def show_picture(self) -> None:
-        """Choose the matplotlib picture in the graph tab; wait until it is drawn and the SVG hidden. Drawn means
-        decoded, with some pixel neither transparent nor white: on a loaded machine an image whose size is known
-        (`complete`, `naturalWidth`) has read as blank through a canvas."""
+        """Choose the matplotlib picture in the graph tab; wait until it is drawn (picture_colours) and the SVG
+        hidden."""
         self.root.locator(".wb-graph-mode button", has_text=re.compile(r"^\s*picture\s*$")).click()
         self.expect(self.picture).to_be_visible()
-        self.page.wait_for_function(
-            "async img => {" + PICTURE_PIXELS + """
-                if (!img.complete || img.naturalWidth <= 100) return false;
-                try { await img.decode(); } catch (error) { return false; }
-                const data = pixels(img);
-                for (let i = 0; i < data.length; i += 4) {
-                    if (data[i + 3] > 0 && (data[i] < 240 || data[i + 1] < 240 || data[i + 2] < 240)) return true;
-                }
-                return false;
-            }""",
-            arg=self.picture.element_handle(), timeout=UI_SECONDS * 1000)
+        self.picture_colours()
         self.expect(self.graph).to_be_hidden()
 
     def graph_kinds(self) -> dict[str, int]:
@@ -424,24 +413,32 @@ class ExplorerPage:
         return {kind: fills.count(colour.lower()) for kind, colour in KIND_COLOURS.items()}
 
     def picture_colours(self) -> dict[str, float]:
-        """The share of the matplotlib picture's pixels in each node colour of the partition graph."""
+        """The share of the matplotlib picture's pixels in each node colour of the partition graph, read once the
+        picture is drawn: decoded, with some pixel neither transparent nor white. The wait and the count are one
+        evaluation, so both see the same pixels: on a loaded machine a sized picture has read as blank through a
+        canvas, and a picture that was being loaded again between a wait and a later read has too."""
         colours = {kind: [int(hex_[i:i + 2], 16) for i in (1, 3, 5)] for kind, hex_ in KIND_COLOURS.items()}
-        return self.picture.evaluate(
-            "(img, colours) => {" + PICTURE_PIXELS + """
+        handle = self.page.wait_for_function(
+            "async ([img, colours]) => {" + PICTURE_PIXELS + """
+                if (!img.complete || img.naturalWidth <= 100) return false;
+                try { await img.decode(); } catch (error) { return false; }
                 const data = pixels(img);
+                let drawn = false;
                 const counts = Object.fromEntries(Object.keys(colours).map(k => [k, 0]));
                 for (let i = 0; i < data.length; i += 4) {
+                    if (data[i + 3] > 0 && (data[i] < 240 || data[i + 1] < 240 || data[i + 2] < 240)) drawn = true;
                     for (const [kind, [r, g, b]] of Object.entries(colours)) {
                         if (Math.abs(data[i] - r) + Math.abs(data[i + 1] - g) + Math.abs(data[i + 2] - b) < 12) {
                             counts[kind] += 1;
                         }
                     }
                 }
+                if (!drawn) return false;
                 const total = data.length / 4;
                 return Object.fromEntries(Object.entries(counts).map(([k, n]) => [k, n / total]));
             }""",
-            colours,
-        )
+            arg=[self.picture.element_handle(), colours], timeout=UI_SECONDS * 1000)
+        return handle.json_value()
 
     def tab(self, title: str):
         """Select a result tab; returns the locator of its (now visible) content."""
