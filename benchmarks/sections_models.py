@@ -11,7 +11,7 @@ from pathlib import Path
 
 import workbench
 from workbench import catalogue
-from workbench.stages.reference import _silence_native_stdout
+from workbench.stages.reference import silence_native_stdout
 
 from bench_common import (Row, Settings, Table, failed, levers_module, say, seconds, switched, timed, timed_with,
                           verdict)
@@ -130,7 +130,7 @@ def raw_model(op: str, dtype: str, profile: str) -> tuple:
             if func is not hop:
                 return func(*args, **(kwargs or {}))
             lowered, operands = args[0], args[1:]
-            with _silence_native_stdout():
+            with silence_native_stdout():
                 outputs, status = tosa_reference_model.run(
                     lowered.processed_bytes, [t.numpy() for t in operands],
                     verbosity="NONE", initialize_variable_tensor_from_numpy=True,

@@ -8,7 +8,7 @@ import statistics
 
 import workbench
 from workbench import catalogue
-from workbench.stages.reference import _silence_native_stdout
+from workbench.stages.reference import silence_native_stdout
 
 from bench_common import (TARGETS, Row, Settings, Table, failed, lever_names, levers_module, say, seconds, switched,
                           timed_with, verdict)
@@ -53,7 +53,7 @@ def raw_case(op: str, dtype: str, profile: str) -> tuple[str, str]:
     if len(delegate_calls) > 1 or len(calls) > len(delegate_calls):
         return "partial", "not_run"
     lowered = getattr(graph, delegate_calls[0].args[0].target)
-    with _silence_native_stdout():  # the reference model prints a version notice on every run
+    with silence_native_stdout():  # the reference model prints a version notice on every run
         outputs, status = tosa_reference_model.run(
             lowered.processed_bytes, [t.numpy() for t in inputs],
             verbosity="NONE", initialize_variable_tensor_from_numpy=True,

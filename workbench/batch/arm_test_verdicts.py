@@ -103,12 +103,13 @@ def _flat(values) -> list:
 def _tolerance(case, result) -> str:
     wrong = [o for o in result.outputs if not o.match]
     if case.quantize:
+        steps = ", ".join(f"output {o.index} {o.steps_text()}" for o in wrong if o.steps_text())
         return (f"the test compares INT outputs within qtol={case.qtol} quantization step(s) of the output's scale and "
-                "against the float model; the workbench within one int8 step of the output's range, against the "
-                "quantized model run eagerly")
+                "against the float model; the workbench within executorch's default of one step, against the "
+                f"quantized model run eagerly ({steps or 'no steps measured'})")
     verdicts = [_within(o, case.atol, case.rtol) for o in wrong]
-    shown = ", ".join(f"output {o.index} ({o.dtype}) max |diff| {o.max_abs_error:.3g}, workbench atol {o.atol:g} "
-                      f"rtol {o.rtol:g}" for o in wrong if o.max_abs_error is not None)
+    shown = ", ".join(f"output {o.index} ({o.dtype}) max |diff| {o.max_abs_error:.3g}, judged by {o.yardstick}"
+                      + (f": {o.compliance}" if o.compliance else "") for o in wrong if o.max_abs_error is not None)
     if verdicts and all(v for v in verdicts):
         return (f"tolerance: within the test's atol={case.atol:g}, rtol={case.rtol:g}, beyond the workbench's "
                 f"per-dtype tolerance ({shown})")

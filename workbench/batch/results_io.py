@@ -10,7 +10,7 @@ import pandas as pd
 
 from ..core.errors import ResultsFileError
 from ..core.rows import LATER_COLUMNS, RESULT_COLUMNS
-FLOAT_COLUMNS = ("max_abs_error", "seconds")
+FLOAT_COLUMNS = ("max_abs_error", "max_steps", "seconds")
 INT_COLUMNS = ("mismatches", "beyond_int32")
 BOOL_COLUMNS = ("cached",)
 TEXT_COLUMNS = tuple(c for c in RESULT_COLUMNS if c not in FLOAT_COLUMNS + INT_COLUMNS + BOOL_COLUMNS)

@@ -17,8 +17,7 @@ class DtypeInfo:
 
 
 # Floats are compared with tolerances near each format's resolution; qint8 compares a model quantized to
-# int8 against the same quantized model run eagerly, where one quantization step of rounding is expected,
-# so its tolerance is relative to the output's range (see compare.py).
+# int8 against the same quantized model run eagerly, in quantization steps of each output (QUANTIZED_* below).
 DTYPES: dict[str, DtypeInfo] = {
     d.name: d
     for d in (
@@ -42,6 +41,15 @@ OUTPUT_TOLERANCES: dict[str, tuple[float, float]] = {
     "float8_e4m3fn": (2.0**-9, 2.0**-3),
     "float8_e5m2": (2.0**-16, 2.0**-2),
 }
+
+# A quantized output is judged as executorch's INT pipeline judges it by default: the reference model's output
+# against the quantized model run eagerly, allclose with atol = QUANTIZED_ATOL + scale * QUANTIZED_STEPS and
+# rtol = QUANTIZED_RTOL, where scale is the output's own quantization scale (its dequantize node's).
+# Source: executorch backends/arm/test/tester/test_pipeline.py (TosaPipelineINT: atol=1e-3, rtol=1e-3, qtol=1)
+# and backends/test/harness/tester.py (Tester._compare_outputs: "atol += quantization_scale * qtol").
+QUANTIZED_STEPS = 1
+QUANTIZED_ATOL = 1e-3
+QUANTIZED_RTOL = 1e-3
 
 INTEGER_DTYPES = ("int8", "int16", "int32", "int64")
 FLOAT_DTYPES = ("float16", "bfloat16", "float32")

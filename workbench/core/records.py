@@ -176,6 +176,20 @@ class OutputComparison:
     rtol: float
     beyond_int32: int  # eager values outside the int32 range (int64 outputs)
     note: str = ""
+    yardstick: str = ""  # the rule that judged it (stages/compare.py: Yardstick.rule; stages/compliance.py)
+    # the TOSA conformance verdict on a float output ("eager and reference within MATMUL (DOT_PRODUCT, ksb 25)"),
+    # or why none was given; when given, it decided `match` (mismatches still counts values beyond the tolerance)
+    compliance: str = ""
+    # a quantized output: its quantization parameters, and its largest error in steps of its scale
+    scale: float | None = None
+    zero_point: int | None = None
+    max_steps: float | None = None
+
+    def steps_text(self) -> str:
+        """'0.98 steps of 0.00744' for a quantized output; empty otherwise."""
+        if self.max_steps is None or self.scale is None:
+            return ""
+        return f"{self.max_steps:.3g} step{'' if self.max_steps == 1 else 's'} of {self.scale:.3g}"
 
 
 @dataclass(frozen=True)
@@ -214,6 +228,12 @@ class CaseResult:
         return max(errors) if errors else None
 
     @property
+    def max_steps(self) -> float | None:
+        """The largest error of the quantized outputs, in quantization steps of each output's scale."""
+        steps = [o.max_steps for o in self.outputs if o.max_steps is not None]
+        return max(steps) if steps else None
+
+    @property
     def mismatches(self) -> int:
         return sum(o.mismatches for o in self.outputs)
 
@@ -249,6 +269,7 @@ class CaseResult:
             "delegates": [d.to_dict() for d in self.delegates],
             "outputs": [asdict(o) for o in self.outputs],
             "max_abs_error": self.max_abs_error,
+            "max_steps": self.max_steps,
             "mismatches": self.mismatches,
             "timings": dict(self.timings),
             "versions": dict(self.versions),

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 RESULT_COLUMNS: tuple[str, ...] = (
     "op", "dtype", "profile", "policy", "transform_passes", "outcome", "numerics", "reason", "root_cause",
-    "error_stage", "max_abs_error", "mismatches", "beyond_int32", "seconds", "cached", "torch", "executorch", "tosa_tools",
+    "error_stage", "max_abs_error", "max_steps", "mismatches", "beyond_int32", "seconds", "cached", "torch", "executorch", "tosa_tools",
     "arm_backend", "failing_pass", "failing_node",
 )
 # Columns added after results were first saved, with the value that rows saved before them mean.
-LATER_COLUMNS = {"transform_passes": "", "failing_pass": "", "failing_node": ""}
+LATER_COLUMNS = {"transform_passes": "", "failing_pass": "", "failing_node": "", "max_steps": None}
 # Columns that say how a row was obtained, not what the case did: two runs of the same case may differ in them.
 RUN_COLUMNS = ("seconds", "cached")
 
@@ -25,7 +25,7 @@ def result_row(result, cached: bool = False) -> dict:
         "transform_passes": " ".join(result.transform_passes), "outcome": result.outcome.value,
         "numerics": result.numerics.value, "reason": result.reason_summary(),
         "root_cause": error.root_cause if error else "", "error_stage": error.stage if error else "",
-        "max_abs_error": result.max_abs_error, "mismatches": result.mismatches,
+        "max_abs_error": result.max_abs_error, "max_steps": result.max_steps, "mismatches": result.mismatches,
         "beyond_int32": result.beyond_int32,
         "seconds": round(sum(result.timings.values()), 4), "cached": cached,
         "torch": result.versions.get("torch", ""), "executorch": result.versions.get("executorch", ""),

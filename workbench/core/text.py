@@ -39,12 +39,16 @@ def format_result(result) -> str:
     for out in result.outputs:
         status = "match" if out.match else "MISMATCH"
         error = "-" if out.max_abs_error is None else f"{out.max_abs_error:g}"
+        steps = f" ({out.steps_text()})" if out.steps_text() else ""
         extra = f", {out.beyond_int32} values beyond int32" if out.beyond_int32 else ""
         note = f" ({out.note})" if out.note else ""
+        judged = f"; judged by {out.yardstick}" if out.yardstick else ""
         lines.append(
-            f"output {out.index}: {status} {out.dtype}{list(out.shape)} max_abs_error={error} "
-            f"mismatches={out.mismatches}/{out.numel}{extra}{note}"
+            f"output {out.index}: {status} {out.dtype}{list(out.shape)} max_abs_error={error}{steps} "
+            f"mismatches={out.mismatches}/{out.numel}{extra}{note}{judged}"
         )
+        if out.compliance:
+            lines.append(f"  {out.compliance}")
     lines += [f"note: {note}" for note in result.notes]
     timing = " ".join(f"{k}={v:.2f}s" for k, v in result.timings.items())
     lines.append(f"timings: {timing}")

@@ -164,6 +164,10 @@ HOOKS: dict[str, Hook] = {h.key: h for h in (
     Hook("arm_passes", "executorch.backends.arm._passes (the Arm backend's pass classes)",
          "transform passes chosen by name (run_case(..., transform_passes=[...]), --transform-pass)",
          "transform passes by name (a pass class can still be given itself)", False, _probe_arm_passes),
+    Hook("conformance", "tosa-tools' generator.tosa_test_gen.TosaTestGen.TOSA_OP_LIST and checker.verifier",
+         "judging float outputs in the TOSA conformance suite's compliance mode (stack/conformance.py)",
+         "the compliance verdict: float outputs are judged by the dtype tolerances only", True,
+         lambda: importlib.import_module(".conformance", __package__).probe(), probe_at_load=False),
     Hook("arm_test_suite", "executorch.backends.arm.test (tester/test_pipeline.py pipelines, ArmTester, "
          "common.parametrize)", "reading executorch's own Arm tests as cases (stack/arm_test_capture.py)",
          "executorch's Arm tests as cases (`workbench sweep --arm-tests`, `workbench.cases.from_arm_tests`)", False,

@@ -1,6 +1,9 @@
-"""Compare reference outputs with eager PyTorch: bool and integers exactly, floats within per-dtype tolerance."""
+"""Compare reference outputs with eager PyTorch: bool and integers exactly, floats within per-dtype tolerance,
+quantized outputs in quantization steps of their own scale; each output says which yardstick judged it."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from ..core import dtypes as _dtypes
 from ..core.dtypes import INT32_MAX, INT32_MIN
@@ -15,23 +18,47 @@ ANNOUNCE = Stage.COMPARE
 MAX_STORED_VALUES = 65536
 
 
-def tolerance(case_dtype: str | None, expected) -> tuple[float, float]:
-    """(atol, rtol) for one output.
+@dataclass(frozen=True)
+class Yardstick:
+    """How one output is judged: within atol + rtol * |eager| of eager, and what decided those numbers. For a
+    quantized output, `scale` and `zero_point` are its quantization parameters and errors are also counted in
+    steps of `scale`."""
 
-    Integers and bool: exact. Floats: the tolerance of the output's dtype (core/dtypes.py; fp8: one ULP).
-    qint8: one int8 quantization step of the output's range, max|expected| / 127, since the reference model's
-    integer rescale and PyTorch's float fake-quant may round to neighbouring steps.
+    atol: float
+    rtol: float
+    rule: str
+    scale: float | None = None
+    zero_point: int | None = None
+
+
+def yardstick(case_dtype: str | None, expected, quantization: tuple[float, int] | None = None) -> Yardstick:
+    """The yardstick of one output.
+
+    Integers and bool: exact. Floats: the tolerance of the output's dtype (core/dtypes.py; fp8: one ULP). An output
+    of a quantized model: executorch's INT pipeline's default rule (core/dtypes.py: QUANTIZED_*), one step of the
+    output's own scale when a dequantize node makes it (`quantization`: its scale and zero point), since the
+    reference model's integer rescale and PyTorch's float fake-quant may round to neighbouring steps.
     """
     if not expected.dtype.is_floating_point:
-        return 0.0, 0.0
+        return Yardstick(0.0, 0.0, "exact")
     if case_dtype is not None and _dtypes.get(case_dtype).quantized:
-        step = float(expected.abs().max()) / 127 if expected.numel() else 0.0
-        return step * 1.01 + 1e-6, 0.0
+        rule = (f"atol {_dtypes.QUANTIZED_ATOL:g}, rtol {_dtypes.QUANTIZED_RTOL:g}, as executorch's INT pipeline "
+                "for an output without a dequantize node")
+        if quantization is None:
+            return Yardstick(_dtypes.QUANTIZED_ATOL, _dtypes.QUANTIZED_RTOL, rule)
+        scale, zero_point = quantization
+        steps = _dtypes.QUANTIZED_STEPS
+        return Yardstick(_dtypes.QUANTIZED_ATOL + scale * steps, _dtypes.QUANTIZED_RTOL,
+                         f"{steps} quantization step{'s' if steps != 1 else ''} (scale {scale:.4g}, zero point "
+                         f"{zero_point}) + atol {_dtypes.QUANTIZED_ATOL:g}, rtol {_dtypes.QUANTIZED_RTOL:g}, as "
+                         "executorch's INT pipeline", scale, zero_point)
     name = str(expected.dtype).removeprefix("torch.")
     if name in _dtypes.OUTPUT_TOLERANCES:
-        return _dtypes.OUTPUT_TOLERANCES[name]
-    info = _dtypes.DTYPES.get(name, _dtypes.DTYPES["float32"])
-    return info.atol, info.rtol
+        atol, rtol = _dtypes.OUTPUT_TOLERANCES[name]
+    else:
+        info = _dtypes.DTYPES.get(name, _dtypes.DTYPES["float32"])
+        atol, rtol = info.atol, info.rtol
+    return Yardstick(atol, rtol, f"{name}: atol {atol:g}, rtol {rtol:g}")
 
 
 def _values(tensor):
@@ -45,16 +72,19 @@ def _values(tensor):
     return values.reshape(-1)[:MAX_STORED_VALUES].tolist()
 
 
-def compare_output(index: int, expected, actual, case_dtype: str | None) -> OutputComparison:
+def compare_output(index: int, expected, actual, case_dtype: str | None,
+                   quantization: tuple[float, int] | None = None) -> OutputComparison:
     torch = loader.torch()
-    atol, rtol = tolerance(case_dtype, expected)
+    judged = yardstick(case_dtype, expected, quantization)
+    atol, rtol = judged.atol, judged.rtol
     dtype = str(expected.dtype).removeprefix("torch.")
     shape = tuple(expected.shape)
     beyond = 0
     if expected.dtype == torch.int64:
         beyond = int(((expected < INT32_MIN) | (expected > INT32_MAX)).sum())
     common = dict(index=index, dtype=dtype, shape=shape, eager=_values(expected), atol=atol, rtol=rtol,
-                  numel=expected.numel(), beyond_int32=beyond)
+                  numel=expected.numel(), beyond_int32=beyond, yardstick=judged.rule, scale=judged.scale,
+                  zero_point=judged.zero_point)
     if not isinstance(actual, torch.Tensor):
         return OutputComparison(reference=None, match=False, max_abs_error=None, mismatches=expected.numel(),
                                 note=f"reference gave {type(actual).__name__}, not a tensor", **common)
@@ -76,13 +106,16 @@ def compare_output(index: int, expected, actual, case_dtype: str | None) -> Outp
         diff = torch.where(torch.isnan(e) & torch.isnan(a), torch.zeros_like(diff), diff)
         error = diff.max().item() if expected.numel() else 0.0
     mismatches = int(differs.sum())
+    steps = float(error) / judged.scale if judged.scale else None
     return OutputComparison(reference=_values(actual), match=mismatches == 0 and not note,
-                            max_abs_error=float(error), mismatches=mismatches, note=note, **common)
+                            max_abs_error=float(error), mismatches=mismatches, note=note, max_steps=steps, **common)
 
 
-def compare_outputs(expected: list, actual: list, case_dtype: str | None) -> list[OutputComparison]:
+def compare_outputs(expected: list, actual: list, case_dtype: str | None,
+                    quantization: list | None = None) -> list[OutputComparison]:
     padded = list(actual) + [None] * (len(expected) - len(actual))
-    return [compare_output(i, e, a, case_dtype) for i, (e, a) in enumerate(zip(expected, padded))]
+    quantization = list(quantization or []) + [None] * (len(expected) - len(quantization or []))
+    return [compare_output(i, e, a, case_dtype, q) for i, (e, a, q) in enumerate(zip(expected, padded, quantization))]
 
 
 def applies(state: Lowering) -> bool:
@@ -93,5 +126,5 @@ def applies(state: Lowering) -> bool:
 def run(state: Lowering) -> None:
     prepared = state.prepared
     case_dtype = prepared.dtype if prepared.dtype in _dtypes.DTYPES else None
-    state.outputs = compare_outputs(prepared.expected, state.actual, case_dtype)
+    state.outputs = compare_outputs(prepared.expected, state.actual, case_dtype, prepared.output_quantization)
     state.numerics = Numerics.MATCH if all(o.match for o in state.outputs) else Numerics.MISMATCH

@@ -23,6 +23,22 @@ def run(state: Prepared) -> None:
     state.module = quantize(state.module, state.inputs, f"TOSA-{state.quantize_version}+INT")
     with torch.no_grad():
         state.expected = flatten_outputs(state.module(*state.inputs))
+    state.output_quantization = output_quantization(state.module)
+
+
+def output_quantization(module) -> list:
+    """Per output of a converted model, the (scale, zero point) of the dequantize node that makes it, as
+    executorch's test harness reads them (backends/arm/test/runner_utils.py: get_output_quantization_params);
+    None for an output that no dequantize node makes."""
+    torch = loader.torch()
+    dequantize = torch.ops.quantized_decomposed.dequantize_per_tensor
+    found = []
+    for node in module.graph.output_node().args[0]:
+        if getattr(node, "target", None) in (dequantize.default, dequantize.tensor):
+            found.append((float(node.args[1]), int(node.args[2])))
+        else:
+            found.append(None)
+    return found
 
 
 def quantize(module, inputs: tuple, quantizer_profile: str):

@@ -5,6 +5,8 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+from dataclasses import dataclass
+from typing import Any
 
 from ..core.outcomes import Stage
 from ..stack import loader
@@ -16,7 +18,17 @@ ANNOUNCE = Stage.REFERENCE
 
 
 def run(state: Lowering) -> None:
-    state.actual = execute(state.program, state.prepared.inputs, state.notes)
+    state.actual = execute(state.program, state.prepared.inputs, state.notes, state.delegate_runs)
+
+
+@dataclass(frozen=True)
+class DelegateRun:
+    """One call of a delegate on the reference model: the TOSA graph's input arrays and its output arrays, as
+    the reference model took and gave them (a later judge runs the same graph on the same inputs again)."""
+
+    lowered_module: Any
+    inputs: tuple
+    outputs: tuple
 
 
 class ReferenceModelError(RuntimeError):
@@ -24,7 +36,7 @@ class ReferenceModelError(RuntimeError):
 
 
 @contextlib.contextmanager
-def _silence_native_stdout():
+def silence_native_stdout():
     # The reference model prints a version notice on the C-level stdout for every run; its verdict is the
     # returned status, so the notice is dropped (and stdout stays clean for --json).
     try:
@@ -66,7 +78,7 @@ def _to_torch(array, expected):
     return tensor.to(expected.dtype)
 
 
-def run_delegate(lowered_module, inputs, notes: list | None = None) -> list:
+def run_delegate(lowered_module, inputs, notes: list | None = None, runs: list | None = None) -> list:
     """Run one delegate's TOSA flatbuffer on the reference model; outputs as tensors of the graph's dtypes.
 
     Where the TOSA graph's output dtype differs from what the program declares (e.g. INT32 for an int64
@@ -75,7 +87,7 @@ def run_delegate(lowered_module, inputs, notes: list | None = None) -> list:
     torch = loader.torch()
     trm = loader.reference_model()
     arrays = [_to_numpy(t) for t in _graph_inputs(lowered_module, inputs) if isinstance(t, torch.Tensor)]
-    with _silence_native_stdout():
+    with silence_native_stdout():
         try:
             outputs, status = trm.run(
                 lowered_module.processed_bytes, arrays, verbosity="NONE", initialize_variable_tensor_from_numpy=True
@@ -84,6 +96,8 @@ def run_delegate(lowered_module, inputs, notes: list | None = None) -> list:
             raise ReferenceModelError(f"reference model returned an error loading the graph: {exc}") from None
     if status != trm.GraphStatus.TOSA_VALID:
         raise ReferenceModelError(f"reference model returned {getattr(status, 'name', status)}")
+    if runs is not None:
+        runs.append(DelegateRun(lowered_module, tuple(arrays), tuple(outputs)))
     output_node = lowered_module.original_module.graph.output_node()
     expected = [node.meta["val"] for node in output_node.args[0]]
     if notes is not None:
@@ -116,10 +130,11 @@ def _graph_inputs(lowered_module, inputs) -> list:
     return list(inputs)
 
 
-def execute(edge_program, inputs, notes: list | None = None) -> list:
+def execute(edge_program, inputs, notes: list | None = None, runs: list | None = None) -> list:
     """Run the whole lowered program on `inputs` and return its outputs as a flat list of tensors.
 
-    Observations that do not fail the run (see run_delegate) are appended to `notes`.
+    Observations that do not fail the run (see run_delegate) are appended to `notes`; each delegate call's
+    DelegateRun to `runs`.
     """
     torch = loader.torch()
     from torch.overrides import TorchFunctionMode
@@ -129,7 +144,7 @@ def execute(edge_program, inputs, notes: list | None = None) -> list:
     class ReferenceDispatch(TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):
             if func is delegate_hop:
-                return tuple(run_delegate(args[0], args[1:], notes))
+                return tuple(run_delegate(args[0], args[1:], notes, runs))
             return func(*args, **(kwargs or {}))
 
     module = edge_program.module()

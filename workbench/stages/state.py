@@ -30,6 +30,8 @@ class Prepared:
     quantize_version: str | None = None  # the TOSA version whose INT profile quantizes the model; None: float
     dynamic_shapes: Any = None
     expected: list | None = None  # eager outputs, flat
+    # per output of a quantized model, the (scale, zero point) of its dequantize node; None where it has none
+    output_quantization: list | None = None
     exported: Any = None  # the torch.export ExportedProgram
     error: ErrorInfo | None = None  # the failure that ended the case
     outcome: Outcome | None = None  # what that failure makes of every profile of the case
@@ -52,6 +54,7 @@ class Lowering:
     cpu_compute: list = field(default_factory=list)  # targets of compute nodes left on CPU
     delegates: list = field(default_factory=list)  # DelegateRecords
     actual: list | None = None  # the lowered program's outputs, flat
+    delegate_runs: list = field(default_factory=list)  # reference.DelegateRun of each delegate call, in order
     outputs: list = field(default_factory=list)  # OutputComparisons
     outcome: Outcome | None = None
     numerics: Numerics = Numerics.NOT_RUN

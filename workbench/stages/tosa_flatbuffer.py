@@ -78,3 +78,11 @@ def input_names(flatbuffer: bytes) -> list[str]:
 
     block = TosaGraph.GetRootAs(bytes(flatbuffer), 0).Regions(0).Blocks(0)
     return [block.Inputs(i).decode() for i in range(block.InputsLength())]
+
+
+def output_names(flatbuffer: bytes) -> list[str]:
+    """Names of the main block's output tensors, in the order the reference model returns its outputs."""
+    from tosa.TosaGraph import TosaGraph
+
+    block = TosaGraph.GetRootAs(bytes(flatbuffer), 0).Regions(0).Blocks(0)
+    return [block.Outputs(i).decode() for i in range(block.OutputsLength())]

@@ -114,7 +114,9 @@ def _failures(frame: pd.DataFrame) -> pd.DataFrame:
     for _, row in failed.iterrows():
         detail = row["root_cause"] or row["reason"]
         if row["numerics"] == Numerics.MISMATCH:
-            numbers = f"max abs error {row['max_abs_error']:g}, {row['mismatches']} values differ"
+            steps = row.get("max_steps")
+            in_steps = f" ({steps:.3g} quantization steps)" if pd.notna(steps) else ""
+            numbers = f"max abs error {row['max_abs_error']:g}{in_steps}, {row['mismatches']} values differ"
             detail = f"{detail}; {numbers}" if detail else numbers
         if len(detail) > MAX_DETAIL:
             detail = detail[: MAX_DETAIL - 1] + "…"

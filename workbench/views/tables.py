@@ -35,12 +35,13 @@ def numerics_frame(result):
     return pd.DataFrame(
         [
             {"output": o.index, "dtype": o.dtype, "shape": str(list(o.shape)), "match": o.match,
-             "max_abs_error": o.max_abs_error, "mismatches": o.mismatches, "elements": o.numel,
-             "beyond_int32": o.beyond_int32, "note": o.note}
+             "max_abs_error": o.max_abs_error, "max_steps": o.max_steps, "mismatches": o.mismatches,
+             "elements": o.numel, "beyond_int32": o.beyond_int32, "judged by": o.yardstick,
+             "TOSA compliance": o.compliance, "note": o.note}
             for o in result.outputs
         ],
-        columns=["output", "dtype", "shape", "match", "max_abs_error", "mismatches", "elements", "beyond_int32",
-                 "note"],
+        columns=["output", "dtype", "shape", "match", "max_abs_error", "max_steps", "mismatches", "elements",
+                 "beyond_int32", "judged by", "TOSA compliance", "note"],
     )
 
 
@@ -76,12 +77,14 @@ def numerics_figure(result):
         values_ax.legend(fontsize=7)
         if reference and len(reference) == len(eager):
             diff = [abs(a - b) for a, b in zip(eager, reference)]
-            diff_ax.bar(index, diff, color=["#e53935" if d > out.atol else "#4caf50" for d in diff])
+            allowed = [out.atol + out.rtol * abs(e) for e in eager]
+            diff_ax.bar(index, diff, color=["#e53935" if d > a else "#4caf50" for d, a in zip(diff, allowed)])
             diff_ax.axhline(out.atol, color="grey", linestyle=":", linewidth=1)
         else:
             diff_ax.text(0.5, 0.5, out.note or "no reference values", ha="center", va="center")
         error = "-" if out.max_abs_error is None else f"{out.max_abs_error:g}"
-        diff_ax.set_title(f"|eager - reference|: max {error}, {out.mismatches}/{out.numel} mismatching",
+        steps = f" ({out.steps_text()})" if out.steps_text() else ""
+        diff_ax.set_title(f"|eager - reference|: max {error}{steps}, {out.mismatches}/{out.numel} mismatching",
                           fontsize=9)
     fig.tight_layout()
     return fig

@@ -1,0 +1,88 @@
+"""Float outputs judged as the TOSA conformance suite judges an operator's result (stack/conformance.py,
+stages/compliance.py): the mode the suite's generator gives the operator, the reference model in precise and
+bounds mode, and the suite's verifier deciding the match."""
+
+import numpy as np
+import pytest
+
+import workbench
+from workbench import Numerics
+from workbench.stack import conformance
+
+BMM_SINGLE_INPUT = "ops/test_bmm.py::test_bmm_tosa_FP_single_input[rand_big_1]"
+
+
+def test_the_generators_modes_for_operators_the_arm_backend_emits():
+    matmul = conformance.compliance_of("MATMUL", "FP32", kernel_size=25)
+    assert (matmul.mode, matmul.info["dot_product_info"]["ksb"]) == ("DOT_PRODUCT", 25)
+    assert conformance.compliance_of("ADD", "FP32").info == {"ulp_info": {"ulp": 0.5}}
+    assert conformance.compliance_of("TANH", "FP32").mode == "ABS_ERROR"
+    assert conformance.compliance_of("MAXIMUM", "FP32").mode == "EXACT"
+    assert conformance.compliance_of("ADD", "INT32").mode == "EXACT"
+    # where the suite's mode needs what the workbench does not read, none is claimed, and the reason says so
+    assert "accumulator" in conformance.compliance_of("CONV2D", "FP16", kernel_size=9)
+    assert "generated tests" in conformance.compliance_of("RESIZE", "FP32")
+    assert "kernel size is not known" in conformance.compliance_of("MATMUL", "FP32")
+
+
+def test_executorchs_bmm_test_with_cancelling_terms_matches_under_the_matmul_bound_as_executorch_says():
+    """The outside truth: executorch's own test passes; the dtype tolerance alone would call it a mismatch."""
+    from workbench.batch.arm_tests import from_arm_tests, run_arm_tests
+
+    table = run_arm_tests(from_arm_tests("ops/test_bmm.py"), only=[BMM_SINGLE_INPUT], workers=None, progress=False)
+    (row,) = table.to_dict("records")
+    assert row["numerics"] == Numerics.MATCH and row["agrees"], row
+    assert row["mismatches"] >= 1, "the float32 tolerance alone no longer fails this case: the test proves nothing"
+
+
+def bmm_case(torch, seed: int = 0):
+    class BmmSingleInput(torch.nn.Module):
+        def forward(self, x):
+            return torch.bmm(x, x)
+
+    torch.manual_seed(seed)
+    return BmmSingleInput(), (10000 * torch.randn(4, 25, 25),)
+
+
+def test_the_verdict_names_the_mode_and_a_value_beyond_the_bound_is_refused_in_the_verifiers_words(torch):
+    module, inputs = bmm_case(torch)
+    result = workbench.run_model(module, inputs, "TOSA-1.0+FP")
+    (output,) = result.outputs
+    assert output.match and output.compliance == ("eager and reference within TOSA compliance for "
+                                                  "MATMUL (DOT_PRODUCT, ksb 25)")
+    assert output.yardstick.startswith("TOSA compliance for MATMUL") and "float32: atol" in output.yardstick
+    assert "judged by TOSA compliance for MATMUL" in str(result)
+
+    compliance = conformance.compliance_of("MATMUL", "FP32", kernel_size=25)
+    x = inputs[0].double()
+    precise, bounds = torch.bmm(x, x).numpy(), torch.bmm(x.abs(), x.abs()).numpy()
+    wrong = torch.bmm(*inputs, *inputs).numpy().copy()
+    wrong[0, 0, 0] += 1e5
+    ok, says = conformance.verify(compliance, wrong, precise, bounds)
+    assert not ok and "ABS_BOUND" in says, says
+    assert conformance.verify(compliance, torch.bmm(*inputs, *inputs).numpy(), precise, bounds) == (True, "")
+
+
+def test_a_chain_of_operators_keeps_the_dtype_tolerance_and_says_why(torch):
+    class Chain(torch.nn.Module):
+        def forward(self, x):
+            return torch.sigmoid(x * 2 + 1)
+
+    result = workbench.run_model(Chain(), (torch.randn(8),), "TOSA-1.0+FP")
+    (output,) = result.outputs
+    assert output.match and output.yardstick == "float32: atol 1e-05, rtol 0.0001"
+    assert output.compliance.startswith("no TOSA compliance mode: a chain of 3 TOSA operators (MUL, ADD, SIGMOID)")
+
+
+def test_precise_mode_gives_fp64_values_and_bounds_from_the_operands_absolute_values(torch):
+    module, inputs = bmm_case(torch, seed=3)
+    result = workbench.run_model(module, inputs, "TOSA-1.0+FP")
+    from workbench.stages.tosa_flatbuffer import input_names, output_names
+
+    flatbuffer = result.delegates[0].flatbuffer
+    (precise,), (bounds,) = conformance.precise_and_bounds(flatbuffer, [inputs[0].numpy()], input_names(flatbuffer),
+                                                           output_names(flatbuffer))
+    x = inputs[0].double()
+    assert precise.dtype == np.float64
+    np.testing.assert_allclose(precise, torch.bmm(x, x).numpy(), rtol=1e-12)
+    np.testing.assert_allclose(bounds, torch.bmm(x.abs(), x.abs()).numpy(), rtol=1e-12)

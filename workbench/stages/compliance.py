@@ -1,0 +1,110 @@
+"""Judge float outputs as the TOSA conformance suite judges an operator's result (stack/conformance.py).
+
+An output is judged in a compliance mode when it is a delegate's output, that delegate ran once, and its TOSA graph
+computes it with one operator (data movement around it aside): the suite defines a mode per operator, not for a
+chain of them. The reference model then runs the same graph on the same inputs twice more, in precise mode (FP64)
+and in bounds mode, and the verifier judges the reference's own output and eager PyTorch's output against them.
+That verdict decides the output's match. Where no mode is defined (a chain, a CPU output, a mode that needs data of
+the suite's own tests, bfloat16 and fp8), the dtype tolerance of compare.py decides, and `compliance` says why no
+mode was used. Not run for quantized cases, whose outputs are judged in quantization steps.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from ..core import dtypes as _dtypes
+from ..core.outcomes import Numerics, Stage
+from ..stack import conformance, loader
+from .state import Lowering
+from .tosa_flatbuffer import input_names, output_names, read_operators
+
+NAME = "compliance"
+ANNOUNCE = Stage.COMPARE
+FATAL = False  # a judge that cannot run leaves the tolerance's verdict, and says why in the result's skipped list
+# Output dtypes the verifier is handed here (numpy holds them as they are; bf16 and fp8 come back as raw bits).
+TOSA_TYPES = {"float32": "FP32", "float16": "FP16"}
+
+
+def applies(state: Lowering) -> bool:
+    quantized = state.prepared.dtype in _dtypes.DTYPES and _dtypes.get(state.prepared.dtype).quantized
+    return not quantized and any(o.dtype.startswith(("float", "bfloat")) for o in state.outputs)
+
+
+def run(state: Lowering) -> None:
+    sources = _output_sources(state.program)
+    judged = []
+    for out, source, eager in zip(state.outputs, sources, state.prepared.expected):
+        judged.append(_judge(state, out, source, eager) if out.dtype.startswith(("float", "bfloat")) else out)
+    state.outputs = judged
+    state.numerics = Numerics.MATCH if all(o.match for o in judged) else Numerics.MISMATCH
+
+
+def _judge(state: Lowering, out, source, eager):
+    verdict = _verdict(state, out, source, eager)
+    if isinstance(verdict, str):  # no mode: the tolerance stands
+        return dataclasses.replace(out, compliance=f"no TOSA compliance mode: {verdict}")
+    match, text, mode = verdict
+    return dataclasses.replace(out, match=match and not out.note, compliance=text,
+                               yardstick=f"TOSA compliance for {mode}, as the conformance suite's verifier judges "
+                                         f"it (mismatches: values beyond {out.yardstick})")
+
+
+def _verdict(state: Lowering, out, source, eager):
+    """(match, text, mode) from the verifier, or a string saying why no compliance mode applies."""
+    if out.dtype not in TOSA_TYPES:
+        return f"{out.dtype} outputs are not handed to the verifier"
+    if out.reference is None:
+        return "no reference values"
+    if source is None:
+        return "the output is not a delegate's output"
+    lowered, index = source
+    runs = [r for r in state.delegate_runs if r.lowered_module is lowered]
+    if len(runs) != 1:
+        return f"its delegate ran {len(runs)} times"
+    flatbuffer = bytes(lowered.processed_bytes)
+    operators = read_operators(flatbuffer)
+    computing = [op for op in operators if op.op not in conformance.DATA_MOVEMENT]
+    if len(computing) > 1:
+        return (f"a chain of {len(computing)} TOSA operators ({', '.join(op.op for op in computing)}): the "
+                "specification defines compliance per operator")
+    name = output_names(flatbuffer)[index]
+    producer = computing[0] if computing else next(op for op in operators if name in {t.name for t in op.outputs})
+    compliance = conformance.compliance_of(producer.op, TOSA_TYPES[out.dtype],
+                                           conformance.kernel_size(producer.op, producer.inputs))
+    if isinstance(compliance, str):
+        return compliance
+    (run,) = runs
+    precise, bounds = conformance.precise_and_bounds(flatbuffer, list(run.inputs), input_names(flatbuffer),
+                                                     output_names(flatbuffer))
+    precise, bounds = precise[index], bounds[index]
+    reference_ok, reference_says = conformance.verify(compliance, run.outputs[index].reshape(precise.shape),
+                                                      precise, bounds)
+    eager_values = eager.detach().contiguous().numpy().reshape(precise.shape)
+    eager_ok, eager_says = conformance.verify(compliance, eager_values, precise, bounds)
+    mode = compliance.describe()
+    if reference_ok and eager_ok:
+        return True, f"eager and reference within TOSA compliance for {mode}", mode
+    parts = [f"{who} {'within' if ok else 'outside'}" + (f" ({says})" if says and not ok else "")
+             for who, ok, says in (("reference", reference_ok, reference_says), ("eager", eager_ok, eager_says))]
+    return False, f"TOSA compliance for {mode}: " + "; ".join(parts), mode
+
+
+def _output_sources(program) -> list:
+    """Per user output of the lowered program: (lowered module, index of its TOSA graph's output) when a delegate
+    call gives it directly, else None."""
+    import operator
+
+    graph_module = program.graph_module
+    nodes = {node.name: node for node in graph_module.graph.nodes}
+    delegate_hop = loader.torch().ops.higher_order.executorch_call_delegate
+    sources = []
+    for name in program.graph_signature.user_outputs:
+        node = nodes.get(name) if isinstance(name, str) else None
+        source = None
+        if node is not None and node.target is operator.getitem:
+            call, index = node.args
+            if getattr(call, "target", None) is delegate_hop:
+                source = (getattr(graph_module, call.args[0].target), index)
+        sources.append(source)
+    return sources
