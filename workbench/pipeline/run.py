@@ -117,7 +117,7 @@ def lower_and_check(prepared: Prepared, case: Case, on_stage: StageObserver | No
 def _result(state: Lowering, error) -> CaseResult:
     prepared = state.prepared
     skipped = [*prepared.skipped, *state.skipped]
-    notes = [*internals.degradations(), *state.notes]
+    notes = [*internals.degradations(), *prepared.notes, *state.notes]
     for failure in skipped:
         cause = f"({failure.root_cause_type}: {failure.root_cause})"
         if error is not None:

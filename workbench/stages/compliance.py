@@ -21,7 +21,7 @@ from .tosa_flatbuffer import input_names, output_names, read_operators
 
 NAME = "compliance"
 ANNOUNCE = Stage.COMPARE
-FATAL = False  # a judge that cannot run leaves the tolerance's verdict, and says why in the result's skipped list
+FATAL = False
 # Output dtypes the verifier is handed here (numpy holds them as they are; bf16 and fp8 come back as raw bits).
 TOSA_TYPES = {"float32": "FP32", "float16": "FP16"}
 
@@ -41,7 +41,10 @@ def run(state: Lowering) -> None:
 
 
 def _judge(state: Lowering, out, source, eager):
-    verdict = _verdict(state, out, source, eager)
+    try:
+        verdict = _verdict(state, out, source, eager)
+    except Exception as exc:  # the judge's own failure is not the case's: the tolerance stands, and says why
+        verdict = f"the judgement could not run ({type(exc).__name__}: {exc})"
     if isinstance(verdict, str):  # no mode: the tolerance stands
         return dataclasses.replace(out, compliance=f"no TOSA compliance mode: {verdict}")
     match, text, mode = verdict

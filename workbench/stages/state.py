@@ -36,6 +36,7 @@ class Prepared:
     error: ErrorInfo | None = None  # the failure that ended the case
     outcome: Outcome | None = None  # what that failure makes of every profile of the case
     skipped: list[ErrorInfo] = field(default_factory=list)  # failures of non-fatal stages: the case went on
+    notes: list[str] = field(default_factory=list)  # what these stages observed without failing
     timings: dict = field(default_factory=dict)
     done: bool = False  # no later stage runs (not used by the profile-independent stages)
 
