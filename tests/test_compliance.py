@@ -48,10 +48,10 @@ def test_the_verdict_names_the_mode_and_a_value_beyond_the_bound_is_refused_in_t
     module, inputs = bmm_case(torch)
     result = workbench.run_model(module, inputs, "TOSA-1.0+FP")
     (output,) = result.outputs
-    assert output.match and output.compliance == ("eager and reference within TOSA compliance for "
-                                                  "MATMUL (DOT_PRODUCT, ksb 25)")
-    assert output.yardstick.startswith("TOSA compliance for MATMUL") and "float32: atol" in output.yardstick
-    assert "judged by TOSA compliance for MATMUL" in str(result)
+    assert output.match and output.compliance == "eager and reference within"
+    assert output.yardstick == ("TOSA compliance for MATMUL (DOT_PRODUCT, ksb 25); mismatches: beyond float32: "
+                                "atol 1e-05, rtol 0.0001")
+    assert "judged by TOSA compliance for MATMUL (DOT_PRODUCT, ksb 25)" in str(result)
 
     compliance = conformance.compliance_of("MATMUL", "FP32", kernel_size=25)
     x = inputs[0].double()
@@ -63,15 +63,18 @@ def test_the_verdict_names_the_mode_and_a_value_beyond_the_bound_is_refused_in_t
     assert conformance.verify(compliance, torch.bmm(*inputs, *inputs).numpy(), precise, bounds) == (True, "")
 
 
-def test_a_chain_of_operators_keeps_the_dtype_tolerance_and_says_why(torch):
-    class Chain(torch.nn.Module):
-        def forward(self, x):
-            return torch.sigmoid(x * 2 + 1)
+def test_an_output_of_a_chain_keeps_the_dtype_tolerance_and_one_of_a_single_operator_gets_its_mode(torch):
+    class ChainAndSum(torch.nn.Module):
+        def forward(self, x, y):
+            return torch.sigmoid(x * 2 + 1), x + y
 
-    result = workbench.run_model(Chain(), (torch.randn(8),), "TOSA-1.0+FP")
-    (output,) = result.outputs
-    assert output.match and output.yardstick == "float32: atol 1e-05, rtol 0.0001"
-    assert output.compliance.startswith("no TOSA compliance mode: a chain of 3 TOSA operators (MUL, ADD, SIGMOID)")
+    result = workbench.run_model(ChainAndSum(), (torch.randn(8), torch.randn(8)), "TOSA-1.0+FP")
+    chain, total = result.outputs
+    assert len(result.delegates) == 1 and result.numerics is Numerics.MATCH, result
+    assert chain.match and chain.yardstick == "float32: atol 1e-05, rtol 0.0001"
+    assert chain.compliance.startswith("no TOSA compliance mode: a chain of 3 TOSA operators (MUL, ADD, SIGMOID)")
+    assert total.yardstick.startswith("TOSA compliance for ADD (ULP 0.5)") and total.compliance == \
+        "eager and reference within"
 
 
 def test_precise_mode_gives_fp64_values_and_bounds_from_the_operands_absolute_values(torch):

@@ -177,8 +177,9 @@ class OutputComparison:
     beyond_int32: int  # eager values outside the int32 range (int64 outputs)
     note: str = ""
     yardstick: str = ""  # the rule that judged it (stages/compare.py: Yardstick.rule; stages/compliance.py)
-    # the TOSA conformance verdict on a float output ("eager and reference within MATMUL (DOT_PRODUCT, ksb 25)"),
-    # or why none was given; when given, it decided `match` (mismatches still counts values beyond the tolerance)
+    # the TOSA conformance verdict on a float output judged in a compliance mode ("eager and reference within",
+    # "reference outside (the verifier's words); eager within"), which decided `match` (mismatches still counts the
+    # values beyond the dtype tolerance); or why no mode was used ("no TOSA compliance mode: ...")
     compliance: str = ""
     # a quantized output: its quantization parameters, and its largest error in steps of its scale
     scale: float | None = None

@@ -43,12 +43,11 @@ def format_result(result) -> str:
         extra = f", {out.beyond_int32} values beyond int32" if out.beyond_int32 else ""
         note = f" ({out.note})" if out.note else ""
         judged = f"; judged by {out.yardstick}" if out.yardstick else ""
+        verdict = f" [{out.compliance}]" if out.compliance else ""
         lines.append(
             f"output {out.index}: {status} {out.dtype}{list(out.shape)} max_abs_error={error}{steps} "
-            f"mismatches={out.mismatches}/{out.numel}{extra}{note}{judged}"
+            f"mismatches={out.mismatches}/{out.numel}{extra}{note}{judged}{verdict}"
         )
-        if out.compliance:
-            lines.append(f"  {out.compliance}")
     lines += [f"note: {note}" for note in result.notes]
     timing = " ".join(f"{k}={v:.2f}s" for k, v in result.timings.items())
     lines.append(f"timings: {timing}")

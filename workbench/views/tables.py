@@ -30,9 +30,11 @@ def results_frame(results):
 
 
 def numerics_frame(result):
+    """One row per output: its values' agreement and the yardstick that judged it. The columns only some results
+    fill (steps of a quantized output, the TOSA compliance verdict, notes) are left out where every row is empty."""
     import pandas as pd
 
-    return pd.DataFrame(
+    frame = pd.DataFrame(
         [
             {"output": o.index, "dtype": o.dtype, "shape": str(list(o.shape)), "match": o.match,
              "max_abs_error": o.max_abs_error, "max_steps": o.max_steps, "mismatches": o.mismatches,
@@ -43,6 +45,9 @@ def numerics_frame(result):
         columns=["output", "dtype", "shape", "match", "max_abs_error", "max_steps", "mismatches", "elements",
                  "beyond_int32", "judged by", "TOSA compliance", "note"],
     )
+    optional = [c for c in ("max_steps", "TOSA compliance", "note")
+                if not frame.empty and frame[c].map(lambda v: v is None or v == "").all()]
+    return frame.drop(columns=optional)
 
 
 def _flat(values) -> list:
