@@ -1,9 +1,10 @@
 """Judge float outputs as the TOSA conformance suite judges an operator's result (stack/conformance.py).
 
-An output is judged in a compliance mode when it is a delegate's output, that delegate ran once, and its TOSA graph
-computes it with one operator (data movement around it aside): the suite defines a mode per operator, not for a
-chain of them. The reference model then runs the same graph on the same inputs twice more, in precise mode (FP64)
-and in bounds mode, and the verifier judges the reference's own output and eager PyTorch's output against them.
+An output is judged in a compliance mode when it is a delegate's output, that delegate ran once, and the TOSA
+operators that reach it are one computing operator and data movement (stack/conformance.py: DATA_MOVEMENT): the
+suite defines a mode per operator, not for a chain of them. The reference model then evaluates the same graph on
+the same inputs in precise mode (FP64) and in bounds mode, and the verifier judges the reference's own output and
+eager PyTorch's output against them.
 That verdict decides the output's match. Where no mode is defined (a chain, a CPU output, a mode that needs data of
 the suite's own tests, bfloat16 and fp8), the dtype tolerance of compare.py decides, and `compliance` says why no
 mode was used. Not run for quantized cases, whose outputs are judged in quantization steps.
