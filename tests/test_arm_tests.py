@@ -136,19 +136,20 @@ def _result(outcome, numerics, delegates=1, cpu=(), outputs=(), error=None):
 
 
 def test_every_disagreement_says_why():
-    from types import SimpleNamespace
-
     from workbench import Numerics, Outcome
     from workbench.batch.arm_test_verdicts import agrees
+    from workbench.core.records import OutputComparison
     from workbench.stack.arm_test_record import ArmTestCase
 
     fp = ArmTestCase(file="ops/test_x.py", test="test_x_tosa_FP", param="a", pipeline="TosaPipelineFP",
                      profile="TOSA-1.0+FP", delegates=1, exir_ops=("aten_x_default",), compare=True)
     assert agrees(fp, _result(Outcome.DELEGATED, Numerics.MATCH)) == (True, "")
-    close = SimpleNamespace(index=0, dtype="float32", eager=[1.0, 2.0], reference=[1.0005, 2.0], match=False,
-                            max_abs_error=5e-4, atol=1e-5, rtol=1e-4)
+    close = OutputComparison(index=0, dtype="float32", shape=(2,), eager=[1.0, 2.0], reference=[1.0005, 2.0],
+                             match=False, max_abs_error=5e-4, mismatches=1, numel=2, atol=1e-5, rtol=1e-4,
+                             beyond_int32=0, yardstick="float32: atol 1e-05, rtol 0.0001")
     ok, why = agrees(fp, _result(Outcome.DELEGATED, Numerics.MISMATCH, outputs=(close,)))
     assert not ok and "within the test's atol=0.001, rtol=0.001, beyond the workbench's" in why
+    assert "judged by float32: atol 1e-05, rtol 0.0001" in why
     ok, why = agrees(fp, _result(Outcome.PARTIAL, Numerics.MATCH, cpu=[("aten.x.default", "int64 not supported")]))
     assert not ok and "aten_x_default left on CPU" in why and "aten.x.default: int64 not supported" in why
     xfail = ArmTestCase(file="ops/test_x.py", test="test_x_tosa_FP", param="a", pipeline="TosaPipelineFP",

@@ -112,5 +112,5 @@ def _tolerance(case, result) -> str:
                       + (f": {o.compliance}" if o.compliance else "") for o in wrong if o.max_abs_error is not None)
     if verdicts and all(v for v in verdicts):
         return (f"tolerance: within the test's atol={case.atol:g}, rtol={case.rtol:g}, beyond the workbench's "
-                f"per-dtype tolerance ({shown})")
+                f"yardstick ({shown})")
     return f"tolerance: beyond the test's atol={case.atol:g}, rtol={case.rtol:g} as well ({shown or 'no values'})"
