@@ -13,7 +13,7 @@ and optionally
 The pipeline (pipeline/sequence.py) runs the stages, times them and is the one place that catches their failures.
 
 Profile-independent stages (eager, quantize, export) work on a `Prepared`; per-profile stages (lower, reference,
-compare) on a `Lowering`. partition.py, transform_passes.py and tosa_flatbuffer.py are helpers of the lower
+compare, compliance) on a `Lowering`. partition.py, transform_passes.py and tosa_flatbuffer.py are helpers of the lower
 stage. Imports only core
 and stack.
 """
