@@ -116,6 +116,10 @@ def test_every_module_that_computes_results_is_in_the_key(package_copy):
     before = cache.definition_fingerprint(package_copy)
     modules = _modules(package_copy, cache.RESULT_LAYERS)
     assert package_copy / "stack" / "profiles.py" in modules
+    # what judges numbers: the yardsticks, the compliance stage and the conformance suite's modes it reads
+    for judge in ("core/dtypes.py", "stages/compare.py", "stages/compliance.py", "stages/eager.py",
+                  "stages/quantize.py", "stack/conformance.py"):
+        assert package_copy / judge in modules, judge
     for path in modules:
         text = path.read_text()
         path.write_text(text + "\n# edited\n")
@@ -165,3 +169,13 @@ def test_changing_a_policys_accept_rules_recomputes_the_case(tmp_path):
     assert (first.outcome[0], bool(first.cached[0]), bool(again.cached[0])) == ("lowering_error", False, True)
     narrower = sweep(workbench.policies.accepting("p", {"aten.where.self": ["int32"]}), store, where)
     assert not narrower.cached[0] and narrower.outcome[0] == "fallback"
+
+
+def test_the_tosa_tools_version_whose_compliance_modes_judge_floats_is_in_the_key(monkeypatch):
+    """The compliance verdict reads tosa-tools' generator table and verifier (stack/conformance.py): another
+    tosa-tools is another key."""
+    context = cache.environment()
+    assert context["versions"]["tosa-tools"]
+    key = cache.key_of("add", "float32", 0, "TOSA-1.0+FP", "stock", context=context)
+    other = dict(context, versions=dict(context["versions"], **{"tosa-tools": "0.0.0"}))
+    assert cache.key_of("add", "float32", 0, "TOSA-1.0+FP", "stock", context=other) != key

@@ -15,6 +15,7 @@ mode is claimed: `compliance_of` says why instead.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -59,6 +60,7 @@ def compliance_of(op: str, data_type: str, kernel_size: int | None = None, reduc
     return _compliance_of(op, data_type, kernel_size, reduced)
 
 
+@functools.lru_cache(maxsize=None)
 def _compliance_of(op: str, data_type: str, kernel_size: int | None, reduced: int | None):
     test_gen, utils, dtype = _generator()
     entries = [e for key, e in test_gen.TosaTestGen.TOSA_OP_LIST.items()
@@ -154,6 +156,7 @@ def precise_and_bounds(flatbuffer: bytes, inputs: list, input_names: list, outpu
         return ([np.load(p) for p in outputs], [np.load(p.with_name(f"bounds_{p.name}")) for p in outputs])
 
 
+@functools.cache
 def _reference_program() -> Path:
     """The reference model's command-line program as tosa-tools installs it (its bin folder)."""
     from importlib import metadata

@@ -27,16 +27,20 @@ FATAL = False
 TOSA_TYPES = {"float32": "FP32", "float16": "FP16"}
 
 
+def _is_float(dtype: str) -> bool:
+    return dtype.startswith(("float", "bfloat"))
+
+
 def applies(state: Lowering) -> bool:
     quantized = state.prepared.dtype in _dtypes.DTYPES and _dtypes.get(state.prepared.dtype).quantized
-    return not quantized and any(o.dtype.startswith(("float", "bfloat")) for o in state.outputs)
+    return not quantized and any(_is_float(o.dtype) for o in state.outputs)
 
 
 def run(state: Lowering) -> None:
     sources = _output_sources(state.program)
     judged = []
     for out, source, eager in zip(state.outputs, sources, state.prepared.expected):
-        judged.append(_judge(state, out, source, eager) if out.dtype.startswith(("float", "bfloat")) else out)
+        judged.append(_judge(state, out, source, eager) if _is_float(out.dtype) else out)
     state.outputs = judged
     state.numerics = Numerics.MATCH if all(o.match for o in judged) else Numerics.MISMATCH
 
@@ -66,8 +70,8 @@ def _verdict(state: Lowering, out, source, eager):
     if len(runs) != 1:
         return f"its delegate ran {len(runs)} times"
     flatbuffer = bytes(lowered.processed_bytes)
-    name = output_names(flatbuffer)[index]
-    path = _operators_reaching(read_operators(flatbuffer), name)
+    outputs = output_names(flatbuffer)
+    path = _operators_reaching(read_operators(flatbuffer), outputs[index])
     computing = [op for op in path if op.op not in conformance.DATA_MOVEMENT]
     if len(computing) > 1:
         return (f"a chain of {len(computing)} TOSA operators ({', '.join(op.op for op in computing)}): the "
@@ -78,8 +82,7 @@ def _verdict(state: Lowering, out, source, eager):
     if isinstance(compliance, str):
         return compliance
     (run,) = runs
-    precise, bounds = conformance.precise_and_bounds(flatbuffer, list(run.inputs), input_names(flatbuffer),
-                                                     output_names(flatbuffer))
+    precise, bounds = conformance.precise_and_bounds(flatbuffer, list(run.inputs), input_names(flatbuffer), outputs)
     precise, bounds = precise[index], bounds[index]
     reference_ok, reference_says = conformance.verify(compliance, run.outputs[index].reshape(precise.shape),
                                                       precise, bounds)
