@@ -69,8 +69,7 @@ LAB_SETTINGS = {
 }
 # In the partition graph's matplotlib picture a node box covers some 2-3 % of the image, a legend swatch under 0.1 %.
 NODE_AREA = 0.005
-# JavaScript for the matplotlib picture's pixels (RGBA bytes, read through a canvas), shared by the wait for the
-# picture and the colour count.
+# JavaScript for the matplotlib picture's pixels (RGBA bytes, read through a canvas), used by the colour count.
 PICTURE_PIXELS = """const pixels = img => {
     const canvas = document.createElement('canvas');
     canvas.width = img.naturalWidth; canvas.height = img.naturalHeight;
@@ -418,8 +417,7 @@ class ExplorerPage:
         evaluation, so both see the same pixels: on a loaded machine a sized picture has read as blank through a
         canvas, and a picture that was being loaded again between a wait and a later read has too."""
         colours = {kind: [int(hex_[i:i + 2], 16) for i in (1, 3, 5)] for kind, hex_ in KIND_COLOURS.items()}
-        handle = self.page.wait_for_function(
-            "async ([img, colours]) => {" + PICTURE_PIXELS + """
+        count = "async (img, colours) => {" + PICTURE_PIXELS + """
                 if (!img.complete || img.naturalWidth <= 100) return false;
                 try { await img.decode(); } catch (error) { return false; }
                 const data = pixels(img);
@@ -436,9 +434,17 @@ class ExplorerPage:
                 if (!drawn) return false;
                 const total = data.length / 4;
                 return Object.fromEntries(Object.entries(counts).map(([k, n]) => [k, n / total]));
-            }""",
-            arg=[self.picture.element_handle(), colours], timeout=UI_SECONDS * 1000)
-        return handle.json_value()
+            }"""
+        # Polled from here rather than with wait_for_function: that takes the promise an async predicate returns
+        # as truthy and hands back whatever it resolves to, false included.
+        deadline = time.monotonic() + UI_SECONDS
+        while True:
+            shares = self.picture.evaluate(count, colours)
+            if shares or time.monotonic() > deadline:
+                break
+            self.page.wait_for_timeout(200)
+        assert shares, f"the matplotlib picture was not drawn within {UI_SECONDS} s"
+        return shares
 
     def tab(self, title: str):
         """Select a result tab; returns the locator of its (now visible) content."""
