@@ -61,6 +61,21 @@ def test_dtype_choices_follow_the_operator():
     assert "bool" in ui.dtype.options and "float32" not in ui.dtype.options
 
 
+def test_a_quantized_dtype_offers_its_configurations_and_runs_the_chosen_one():
+    ui = Explorer(threaded=False)
+    ui.op.value = "add"
+    ui.dtype.value = "int32"
+    assert ui.quantization.layout.display == "none" and ui.chosen_quantization is None
+    ui.dtype.value = "qint8"
+    assert ui.quantization.layout.display is None and "a16w8+per-tensor" in ui.quantization.options
+    ui.quantization.value = "a16w8"
+    ui.profile.value = "TOSA-1.0+INT+int16"
+    ui.run_button.click()
+    assert (ui.result.quantization, ui.result.outcome.value) == ("a16w8", "delegated"), ui.result
+    assert "[qint8 a16w8]" in ui.status.value
+    assert "quantization='a16w8'" in opened(ui, "Reproduce").reproduce_html.value
+
+
 def test_cumsum_int64_ext_int64_shows_the_root_cause():
     ui = explorer("cumsum", "int64", "TOSA-1.1+INT+int64")
     assert ui.result.outcome.value == "lowering_error"

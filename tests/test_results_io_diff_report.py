@@ -169,7 +169,7 @@ def test_diff_against_itself_is_no_change(varied):
 def test_profile_comparison_groups_transitions(sweep_int, sweep_int64, tmp_path):
     result = diff(sweep_int, save_results(sweep_int64, tmp_path / "after.parquet"))
     assert result
-    assert result.key == ["op", "dtype", "policy", "transform_passes"]
+    assert result.key == ["op", "dtype", "quantization", "policy", "transform_passes"]
     assert result.compared == {"profile": (INT, INT64)}
     assert list(result.transitions.itertuples(index=False, name=None)) == [
         ("fallback -> lowering_error", 3, "add, cumsum, sum_dim", "")  # no failing pass recorded in these rows

@@ -37,6 +37,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--timeout", type=float, default=None, help="seconds before an isolated case is stopped")
     run.add_argument("--emit-test", metavar="FILE", help="also write a pytest file asserting this outcome")
     _add_transform_pass_option(run)
+    _add_quantization_option(run)
     _add_arm_backend_option(run)
 
     passes = sub.add_parser("passes", help="list the Arm backend's passes, which --transform-pass takes by name")
@@ -70,6 +71,7 @@ def _add_culprits_command(sub) -> None:
     culprits.add_argument("--seed", type=int, default=0)
     culprits.add_argument("--json", action="store_true", help="print the search as JSON")
     _add_transform_pass_option(culprits)
+    _add_quantization_option(culprits)
     _add_arm_backend_option(culprits)
 
 
@@ -141,6 +143,7 @@ def _add_matrix_options(command) -> None:
     command.add_argument("--profiles", nargs="+", help="default: TOSA-1.0+INT TOSA-1.1+INT+int64")
     _add_policy_option(command, several=True)
     _add_transform_pass_option(command)
+    _add_quantization_option(command)
     command.add_argument("--seed", type=int, default=None, help="the inputs' seed (default 0)")
 
 
@@ -160,6 +163,14 @@ def _add_transform_pass_option(command) -> None:
     command.add_argument("--transform-pass", metavar="NAME", action="append", default=None, dest="transform_passes",
                          help="an extra lowering pass of the Arm backend, by name (repeat for several; "
                               "`workbench passes` lists them), e.g. InsertInt32CastsAfterInt64PlaceholdersPass")
+
+
+def _add_quantization_option(command) -> None:
+    from .core import quantization
+
+    command.add_argument("--quantization", metavar="NAME", default=None,
+                         help="how qint8 cases are quantized: " + ", ".join(quantization.CHOICES)
+                              + f" (default {quantization.DEFAULT.name}; a16w8's int16 tensors need +int16)")
 
 
 def _add_arm_backend_option(command) -> None:
@@ -198,7 +209,7 @@ def _cmd_run(args) -> None:
     from .pipeline.run import run_case
 
     result = run_case(args.op, args.dtype, args.profile, policy=args.policy, seed=args.seed, isolate=args.isolate,
-                      timeout=args.timeout, transform_passes=args.transform_passes)
+                      timeout=args.timeout, transform_passes=args.transform_passes, quantization=args.quantization)
     print(json.dumps(result.to_dict(), indent=2) if args.json else result)
     if args.emit_test:
         from pathlib import Path
@@ -214,7 +225,7 @@ def _cmd_culprits(args) -> None:
     from .pipeline.run import run_case
 
     result = run_case(args.op, args.dtype, args.profile, policy=args.policy, seed=args.seed,
-                      transform_passes=args.transform_passes)
+                      transform_passes=args.transform_passes, quantization=args.quantization)
     search = find_culprits(result)
     print(json.dumps(search.to_dict(), indent=2) if args.json else search)
 
@@ -238,7 +249,7 @@ def _matrix(args, *, required: bool = True):
     if args.preset is None and args.ops is None and required:
         raise WorkbenchError(f"say what to sweep: --preset NAME ({', '.join(_sweep_presets())}) or --ops OP ...")
     given = {"ops": args.ops, "dtypes": args.dtypes, "profiles": args.profiles, "policies": args.policy,
-             "transform_passes": args.transform_passes, "seed": args.seed}
+             "transform_passes": args.transform_passes, "seed": args.seed, "quantization": args.quantization}
     given = {name: value for name, value in given.items() if value is not None}
     return Matrix.preset(args.preset).replace(**given) if args.preset else Matrix(**given)
 

@@ -17,6 +17,7 @@ import math
 from collections import Counter
 
 from ..core.outcomes import FAILED_OUTCOMES, Numerics
+from ..core.quantization import DEFAULT
 
 # What executorch's pipelines check that a workbench result cannot show (an xfail may rest on one of them).
 NOT_CHECKED = ("to_executorch serialization", "the INT pipeline's comparison with the float model (frobenius and "
@@ -67,7 +68,7 @@ def explain(case, result, failed: list[str]) -> str:
         parts.append(f"root cause: {result.error.root_cause_type}: {result.error.root_cause}"[:400])
     if case.quantize and case.quantizer_settings:
         parts.append("the test quantizes with " + ", ".join(case.quantizer_settings) + "; the workbench quantizes "
-                     "with the default symmetric int8 configuration")
+                     f"with the {case.quantization or DEFAULT.name} configuration only")
     if any("delegate" in f or "on CPU" in f for f in failed):
         reasons = [f"{n.target}: {n.reason}" for n in result.cpu_nodes if n.reason][:3]
         parts.append("op-count check of the test; the partitioner's reasons: " + ("; ".join(reasons) or "none"))

@@ -188,7 +188,8 @@ def _run(cases: list[ArmTestCase], workers, timeout, progress) -> dict:
                              for case in group])
 
     tasks = [([Case.model(c.module, c.inputs, c.profile, quantize=c.quantize, dynamic_shapes=c.dynamic_shapes,
-                          name=c.test_id, transform_passes=list(c.passes) or None)], run) for c in runnable]
+                          name=c.test_id, transform_passes=list(c.passes) or None,
+                          quantization=c.quantization or None)], run) for c in runnable]
     bar = _bar(len(runnable), progress)
     found = {}
     pool = WorkerPool(workers or os.cpu_count() or 1, timeout=timeout, warm_up=run_case)

@@ -63,11 +63,12 @@ def environment() -> dict:
 
 
 def key_of(op: str, dtype: str, seed: int, profile: str, policy_fingerprint: str,
-           passes_fingerprint: str = "", context: dict | None = None) -> str:
+           passes_fingerprint: str = "", context: dict | None = None, quantization: str = "") -> str:
     """The key of a catalogue case by its parts. `context`: environment() taken once by a caller that keys many
     cases (it reads the package's files)."""
     return _digest({"op": op, "dtype": dtype, "seed": seed, "profile": profile, "policy": policy_fingerprint,
                     **({"transform_passes": passes_fingerprint} if passes_fingerprint else {}),
+                    **({"quantization": quantization} if quantization else {}),
                     **(context or environment())})
 
 
@@ -94,7 +95,8 @@ class CaseKeys:
         prints = self.fingerprints(case)
         if prints is None:
             return None
-        return key_of(case.name, case.dtype, case.seed, case.profile.name, *prints, context=self.context)
+        return key_of(case.name, case.dtype, case.seed, case.profile.name, *prints, context=self.context,
+                      quantization=case.quantization_name)
 
 
 def request_key(request: dict) -> str:

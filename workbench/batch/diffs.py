@@ -11,9 +11,9 @@ from ..core.outcomes import FAILED_NUMERICS
 from ..core.rows import RESULT_COLUMNS
 from .results_io import load_results
 
-DEFAULT_KEY = ("op", "dtype", "profile", "policy", "transform_passes")
+DEFAULT_KEY = ("op", "dtype", "quantization", "profile", "policy", "transform_passes")
 # Key columns that may be what the two sweeps compare: dropped from the key when each side holds one value.
-COMPARABLE = ("profile", "policy", "transform_passes")
+COMPARABLE = ("quantization", "profile", "policy", "transform_passes")
 PROVENANCE = ("torch", "executorch", "tosa_tools", "arm_backend")
 # Numerics worth naming in a transition even when the outcome changed too: the failed ones.
 NOTABLE_NUMERICS = FAILED_NUMERICS
@@ -62,8 +62,8 @@ class DiffResult:
 def diff(before, after, *, on=None) -> DiffResult:
     """Match the cases of two sweep results (frames or files) and report what changed.
 
-    The key is op, dtype, profile, policy and transform passes, less any of the last three where each side holds
-    a single, different value: that column is what the two sweeps compare (see `DiffResult.compared`). `on` sets
+    The key is op, dtype, quantization, profile, policy and transform passes, less any of the last four where each
+    side holds a single, different value: that column is what the two sweeps compare (see `DiffResult.compared`). `on` sets
     the key instead.
     """
     before, after = load_results(before), load_results(after)

@@ -17,6 +17,7 @@ from pathlib import Path
 from .. import policies as _policies
 from ..policies.registry import BUILTIN_NAMES
 from ..core import dtypes as _dtypes
+from ..core import quantization as _quantization
 from ..core.errors import UnknownPresetError, WorkbenchError, unknown_name
 from ..pipeline.case import Case
 from ..stack import profiles as _profiles
@@ -46,6 +47,7 @@ class Matrix:
     policies: tuple = ("stock",)  # names, policy files, 'path.py:VARIABLE', or Policy objects
     transform_passes: tuple = ()  # for every case: names, pass classes or instances
     seed: int = 0
+    quantization: str = _quantization.DEFAULT.name  # how its qint8 cases are quantized (core/quantization.py)
     description: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
@@ -56,6 +58,7 @@ class Matrix:
             raise WorkbenchError("a matrix needs its profiles and policies (None is not one)")
         if self.transform_passes is None:
             object.__setattr__(self, "transform_passes", ())
+        object.__setattr__(self, "quantization", _quantization.parse(self.quantization).name)
 
     @classmethod
     def preset(cls, name: str) -> "Matrix":
@@ -84,7 +87,8 @@ class Matrix:
         chosen = [_policies.get(p) for p in self.policies]
         pairs = [(e.name, d) for e in entries for d in e.dtypes if self.dtypes is None or d in self.dtypes]
         passes = list(self.transform_passes) or None
-        return [Case.of(op, dtype, spec, policy=policy, seed=self.seed, transform_passes=passes)
+        return [Case.of(op, dtype, spec, policy=policy, seed=self.seed, transform_passes=passes,
+                        quantization=self.quantization if _dtypes.get(dtype).quantized else None)
                 for op, dtype in pairs for spec in specs for policy in chosen]
 
     def groups(self) -> dict[tuple[str, str], list[Case]]:
@@ -105,7 +109,7 @@ class Matrix:
             return None
         return {"ops": self.ops, "dtypes": self.dtypes, "profiles": tuple(str(p) for p in self.profiles),
                 "seed": self.seed, "policies": [_policies.get(p).fingerprint() for p in self.policies],
-                "transform_passes": self.transform_passes}
+                "transform_passes": self.transform_passes, "quantization": self.quantization}
 
     def portable(self) -> str | None:
         """Why the matrix cannot be sent to another process by name (None when it can): a policy object that is
@@ -126,7 +130,7 @@ class Matrix:
 
     def to_arguments(self) -> list[str]:
         """The matrix as `workbench sweep` options (the caller has checked `portable()`)."""
-        arguments = ["--seed", str(self.seed)]
+        arguments = ["--seed", str(self.seed), "--quantization", self.quantization]
         for option in ("ops", "dtypes"):
             if getattr(self, option) is not None:
                 arguments += [f"--{option}", *getattr(self, option)]

@@ -190,7 +190,8 @@ class OutputComparison:
         """'0.98 steps of 0.00744' for a quantized output; empty otherwise."""
         if self.max_steps is None or self.scale is None:
             return ""
-        return f"{self.max_steps:.3g} step{'' if self.max_steps == 1 else 's'} of {self.scale:.3g}"
+        steps = f"{self.max_steps:.3g}"
+        return f"{steps} step{'' if steps == '1' else 's'} of {self.scale:.3g}"
 
 
 @dataclass(frozen=True)
@@ -211,6 +212,7 @@ class CaseResult:
     notes: tuple[str, ...] = ()  # what the run observed without failing, e.g. a delegate's narrower output dtype
     arm_backend: dict = field(default_factory=dict)  # which Arm backend ran it: ArmBackend.to_dict()
     transform_passes: tuple[str, ...] = ()  # extra transform passes of the lowering, by class name
+    quantization: str = ""  # how a quantized case was quantized (core/quantization.py); "" when not quantized
     # The case that ran (module, inputs, policy and passes as objects), in the process that made the result; None
     # for a result read back from a file or a worker's message until the case is attached.
     case: Any = field(default=None, compare=False, repr=False)
@@ -277,6 +279,7 @@ class CaseResult:
             "notes": list(self.notes),
             "arm_backend": dict(self.arm_backend),
             "transform_passes": list(self.transform_passes),
+            "quantization": self.quantization,
         }
 
     def __str__(self) -> str:
@@ -317,4 +320,6 @@ def result_from_dict(data: dict) -> CaseResult:
         notes=tuple(data.get("notes", ())),
         arm_backend=dict(data.get("arm_backend") or {}),
         transform_passes=tuple(data.get("transform_passes", ())),
+        # a quantized result saved before the configuration was recorded was quantized the one way there was
+        quantization=data.get("quantization", "int8" if data.get("dtype") == "qint8" else ""),
     )

@@ -2,12 +2,13 @@
 
     case = Case.of("cumsum", "int64", "TOSA-1.1+INT+int64", policy="ext-int64-allowlist")
     case = Case.model(module, (x,), "TOSA-1.0+INT", quantize=True)
+    case = Case.model(module, (x,), "TOSA-1.0+INT+int16", quantization="a16w8")
     result = workbench.run(case)            # result.case is case
     workbench.run(result.case.replace(profile="TOSA-1.0+FP"))
 
 A case holds a catalogue entry (built into a module and seeded inputs when it runs) or a module with its inputs,
-the dtype, the profile (parsed once), the policy, the transform passes (resolved once), whether it is quantized,
-the seed and the Arm backend it was made for. Everything is checked when the case is made, so a caller's mistake
+the dtype, the profile (parsed once), the policy, the transform passes (resolved once), how it is quantized (none,
+or a core.quantization configuration), the seed and the Arm backend it was made for. Everything is checked when the case is made, so a caller's mistake
 is a WorkbenchError before any stage runs. A result made in this process holds its case (`result.case`); the
 culprit search, a rerun, `to_pytest` and isolation start from it. A result read back from a file holds names only:
 `Case.from_result` rebuilds a catalogue case from them and says what a model's result needs to be rerun.
@@ -22,6 +23,7 @@ from typing import Any
 
 from .. import catalogue, policies
 from ..core import dtypes as _dtypes
+from ..core import quantization as _quantization
 from ..core.errors import InputMismatchError, WorkbenchError
 from ..core.records import label_of
 from ..stack import arm_backend, loader, profiles
@@ -42,37 +44,45 @@ class Case:
     module: Any = field(default=None, repr=False)  # a model's module (a catalogue entry's is built when run)
     inputs: tuple | None = field(default=None, repr=False)  # a model's example inputs
     quantize: bool = False  # a model quantized with the Arm quantizer first (a catalogue case: dtype qint8)
+    quantization: _quantization.Quantization | None = None  # how, when quantized
     dynamic_shapes: Any = field(default=None, repr=False)
     arm_backend: dict = field(default_factory=dict, repr=False)  # ArmBackend.to_dict() of the backend it is for
 
     # --- making one -----------------------------------------------------------------------------------------
 
     @classmethod
-    def of(cls, op: str, dtype: str, profile, *, policy=None, seed: int = 0, transform_passes=None) -> "Case":
-        """A catalogue operator with `dtype` inputs (seeded) under a TOSA `profile`."""
+    def of(cls, op: str, dtype: str, profile, *, policy=None, seed: int = 0, transform_passes=None,
+           quantization=None) -> "Case":
+        """A catalogue operator with `dtype` inputs (seeded) under a TOSA `profile`. A quantized dtype (qint8: the
+        float model quantized by the Arm quantizer) takes a `quantization` (default int8, see core/quantization.py)."""
         entry = catalogue.get(op)
         entry.check_dtype(dtype)
         if not isinstance(seed, int) or isinstance(seed, bool):
             raise WorkbenchError(f"seed must be an integer, got {seed!r}")
+        quantize = _dtypes.get(dtype).quantized
         return cls(name=entry.name, dtype=dtype, profile=profiles.parse(profile), policy=policies.get(policy),
                    transform_passes=transform_passes_stage.resolve(transform_passes), seed=seed, entry=entry,
-                   quantize=_dtypes.get(dtype).quantized, arm_backend=loader.arm_backend())
+                   quantize=quantize, quantization=_checked_quantization(quantize, quantization, f"dtype {dtype}"),
+                   arm_backend=loader.arm_backend())
 
     @classmethod
     def model(cls, module, inputs, profile, *, policy=None, quantize: bool = False, dynamic_shapes=None,
-              name: str | None = None, transform_passes=None) -> "Case":
+              name: str | None = None, transform_passes=None, quantization=None) -> "Case":
         """Any nn.Module on a tuple of example inputs under a TOSA `profile`; quantize=True quantizes the float
-        model with the Arm TOSA quantizer first (symmetric int8)."""
+        model with the Arm TOSA quantizer first, as `quantization` says (default int8, see core/quantization.py;
+        giving one implies quantize=True)."""
         torch = loader.torch()
         if not isinstance(module, torch.nn.Module):
             raise InputMismatchError(f"a model case needs a torch.nn.Module, got {type(module).__name__}")
         inputs = _checked_inputs(module, inputs)
         dtypes = sorted({str(t.dtype).removeprefix("torch.") for t in inputs if isinstance(t, torch.Tensor)})
+        quantize = bool(quantize) or quantization is not None
         return cls(name=name or f"model:{type(module).__name__}",
-                   dtype="qint8" if quantize else ",".join(dtypes) or None, profile=profiles.parse(profile), policy=policies.get(policy),
-                   transform_passes=transform_passes_stage.resolve(transform_passes), seed=None, module=module,
-                   inputs=inputs, quantize=bool(quantize), dynamic_shapes=dynamic_shapes,
-                   arm_backend=loader.arm_backend())
+                   dtype="qint8" if quantize else ",".join(dtypes) or None, profile=profiles.parse(profile),
+                   policy=policies.get(policy), transform_passes=transform_passes_stage.resolve(transform_passes),
+                   seed=None, module=module, inputs=inputs, quantize=quantize,
+                   quantization=_checked_quantization(quantize, quantization, "a model case"),
+                   dynamic_shapes=dynamic_shapes, arm_backend=loader.arm_backend())
 
     @classmethod
     def from_result(cls, result) -> "Case":
@@ -85,14 +95,14 @@ class Case:
             raise WorkbenchError(
                 f"{result.op!r} is a model's result read back from a file, which holds no module or inputs: make "
                 f"its case again, workbench.Case.model(module, inputs, {result.profile!r}, policy={result.policy!r}"
-                f"{', quantize=True' if result.dtype == 'qint8' else ''}), and run that")
+                f"{_quantization.call_arguments(result.quantization, model=True)}), and run that")
         return cls.of(result.op, result.dtype, result.profile, policy=_registered(result.policy), seed=result.seed,
-                      transform_passes=list(result.transform_passes) or None)
+                      transform_passes=list(result.transform_passes) or None, quantization=result.quantization or None)
 
     def replace(self, **changes) -> "Case":
-        """The same case with `profile`, `policy`, `transform_passes`, `seed` or `dtype` (a catalogue case's)
-        changed, each checked as when a case is made."""
-        allowed = {"profile", "policy", "transform_passes", "seed", "dtype"}
+        """The same case with `profile`, `policy`, `transform_passes`, `quantization`, `seed` or `dtype` (a
+        catalogue case's) changed, each checked as when a case is made."""
+        allowed = {"profile", "policy", "transform_passes", "quantization", "seed", "dtype"}
         unknown = sorted(set(changes) - allowed)
         if unknown:
             raise WorkbenchError(f"a case cannot change {', '.join(unknown)}; "
@@ -107,9 +117,15 @@ class Case:
         if "transform_passes" in changes:
             checked["transform_passes"] = transform_passes_stage.resolve(changes["transform_passes"])
         if self.entry is not None and ("dtype" in changes or "seed" in changes):
-            return Case.of(self.name, changes.get("dtype", self.dtype), checked.get("profile", self.profile),
+            dtype = changes.get("dtype", self.dtype)
+            kept = self.quantization if _dtypes.get(dtype).quantized else None
+            return Case.of(self.name, dtype, checked.get("profile", self.profile),
                            policy=checked.get("policy", self.policy), seed=changes.get("seed", self.seed),
-                           transform_passes=list(checked.get("transform_passes", self.transform_passes)) or None)
+                           transform_passes=list(checked.get("transform_passes", self.transform_passes)) or None,
+                           quantization=changes.get("quantization", kept))
+        if "quantization" in changes:
+            checked["quantization"] = _checked_quantization(self.quantize, changes["quantization"],
+                                                            f"dtype {self.dtype}" if self.entry else "this model case")
         return dataclasses.replace(self, **checked)
 
     # --- what it is -----------------------------------------------------------------------------------------
@@ -120,12 +136,17 @@ class Case:
         return transform_passes_stage.class_names(self.transform_passes)
 
     @property
+    def quantization_name(self) -> str:
+        """What results record of the quantization: its name, or "" for a case that is not quantized."""
+        return self.quantization.name if self.quantization is not None else ""
+
+    @property
     def export_key(self) -> tuple:
         """What its profile-independent stages depend on: cases with one key share one export (a quantized case
-        is quantized for its TOSA version's INT profile)."""
+        is quantized for its TOSA version, in its configuration)."""
         version = self.profile.version if self.quantize else None
         source = (self.name, self.dtype, self.seed) if self.entry is not None else ("model", id(self.module))
-        return (*source, version)
+        return (*source, version, self.quantization_name)
 
     def prepared(self) -> Prepared:
         """The state its profile-independent stages start from (a catalogue entry's module and inputs built now)."""
@@ -133,9 +154,9 @@ class Case:
         if self.entry is not None:
             return Prepared(label=self.name, dtype=self.dtype, seed=self.seed, module=self.entry.module(self.dtype),
                             inputs=self.entry.inputs(self.dtype, self.seed), quantize_version=version,
-                            dynamic_shapes=self.entry.dynamic_shapes())
+                            quantization=self.quantization, dynamic_shapes=self.entry.dynamic_shapes())
         return Prepared(label=self.name, dtype=self.dtype, seed=None, module=self.module, inputs=self.inputs,
-                        quantize_version=version, dynamic_shapes=self.dynamic_shapes)
+                        quantize_version=version, quantization=self.quantization, dynamic_shapes=self.dynamic_shapes)
 
     def check_backend(self) -> None:
         """Refuse to run a case made for another Arm backend than this process runs."""
@@ -147,7 +168,18 @@ class Case:
 
     def __str__(self) -> str:
         passes = f" transform_passes={','.join(self.pass_names)}" if self.transform_passes else ""
-        return f"{self.name} [{self.dtype}] {self.profile.name} policy={self.policy.name}{passes}"
+        quantized = f" {self.quantization_name}" if self.quantization_name else ""
+        return f"{self.name} [{self.dtype}{quantized}] {self.profile.name} policy={self.policy.name}{passes}"
+
+
+def _checked_quantization(quantize: bool, given, what: str):
+    """The case's Quantization: `given` (parsed), the default for a quantized case, None for one that is not."""
+    if not quantize:
+        if given is not None:
+            raise WorkbenchError(f"quantization={given!r} applies to quantized cases only, and {what} is not "
+                                 "quantized: choose dtype qint8 for a catalogue operator, quantize=True for a model")
+        return None
+    return _quantization.DEFAULT if given is None else _quantization.parse(given)
 
 
 def _registered(name: str):

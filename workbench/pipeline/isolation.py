@@ -90,7 +90,7 @@ def _known(case, outcome: Outcome, stage: str, nodes, error: ErrorInfo) -> CaseR
         op=case.name, dtype=case.dtype, profile=case.profile.name, policy=case.policy.name, seed=case.seed,
         outcome=outcome, numerics=Numerics.NOT_RUN, nodes=tuple(NodeRecord(**n) for n in nodes or ()), error=error,
         delegates=(), outputs=(), timings={}, versions=dict(loader.versions()), arm_backend=loader.arm_backend(),
-        transform_passes=case.pass_names, case=case,
+        transform_passes=case.pass_names, quantization=case.quantization_name, case=case,
     )
 
 

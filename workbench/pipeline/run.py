@@ -47,25 +47,28 @@ def _run_here(case: Case, on_stage: StageObserver | None) -> CaseResult:
 
 
 def run_case(op: str, dtype: str, profile, *, policy=None, seed: int = 0, transform_passes=None,
-             isolate: bool = False, timeout: float | None = None) -> CaseResult:
+             quantization=None, isolate: bool = False, timeout: float | None = None) -> CaseResult:
     """Run one catalogue operator with `dtype` inputs (seeded) under a TOSA `profile`: `run(Case.of(...))`.
 
     transform_passes: extra lowering passes, by name (`workbench.passes.names()`), class or instance (see
-    stages/transform_passes.py). isolate and timeout: as for `run`.
+    stages/transform_passes.py). quantization: how a qint8 case is quantized, e.g. "a16w8" (core/quantization.py;
+    default int8). isolate and timeout: as for `run`.
     """
-    case = Case.of(op, dtype, profile, policy=policy, seed=seed, transform_passes=transform_passes)
+    case = Case.of(op, dtype, profile, policy=policy, seed=seed, transform_passes=transform_passes,
+                   quantization=quantization)
     return run(case, isolate=isolate, timeout=timeout)
 
 
 def run_model(module, inputs, profile, *, policy=None, quantize: bool = False, dynamic_shapes=None,
-              name: str | None = None, transform_passes=None) -> CaseResult:
+              name: str | None = None, transform_passes=None, quantization=None) -> CaseResult:
     """Run any nn.Module on a tuple of example inputs under a TOSA `profile`, in this process: `run(Case.model(...))`.
 
-    quantize=True first quantizes the float model with the Arm TOSA quantizer (symmetric int8). To run it in a
-    child process, `run(Case.model(...), isolate=True)` (the child is forked: the module need not be picklable).
+    quantize=True first quantizes the float model with the Arm TOSA quantizer (symmetric int8); quantization=
+    "a16w8", "int8+per-tensor", ... quantizes it that way (core/quantization.py). To run it in a child process,
+    `run(Case.model(...), isolate=True)` (the child is forked: the module need not be picklable).
     """
     case = Case.model(module, inputs, profile, policy=policy, quantize=quantize, dynamic_shapes=dynamic_shapes,
-                      name=name, transform_passes=transform_passes)
+                      name=name, transform_passes=transform_passes, quantization=quantization)
     return run(case)
 
 
@@ -131,6 +134,7 @@ def _result(state: Lowering, error) -> CaseResult:
         delegates=tuple(state.delegates), outputs=tuple(state.outputs), timings=dict(state.timings),
         versions=dict(loader.versions()), notes=tuple(notes),
         arm_backend=loader.arm_backend(), transform_passes=state.case.pass_names,
+        quantization=state.case.quantization_name,
         case=state.case,
     )
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..core.quantization import DEFAULT, Quantization, parse
+
 EXIR_PREFIX = "executorch_exir_dialects_edge__ops_"
 DELEGATE_CALL = "torch.ops.higher_order.executorch_call_delegate"
 TOSA_PIPELINES = ("TosaPipelineFP", "TosaPipelineINT")
@@ -37,7 +39,8 @@ class ArmTestCase:
     rtol: float = 1e-3
     qtol: float = 0
     transform_passes: tuple[str, ...] = ()
-    quantizer_settings: tuple[str, ...] = ()  # what the test quantizes differently from the default int8 config
+    quantization: str = ""  # how the test quantizes, as a core.quantization name ("" when it does not)
+    quantizer_settings: tuple[str, ...] = ()  # how the test quantizes beyond what `quantization` reproduces
     calls: tuple[str, ...] = ()  # every call the test made on its pipeline after building it
     xfail: str | None = None  # the xfail reason ("" for none given); None: not xfail
     xfail_raises: str | None = None
@@ -140,17 +143,40 @@ def _profile(kind: str, a: dict) -> tuple[str | None, bool, str | None]:
     return None, False, f"{kind} is not a pipeline the workbench reproduces"
 
 
-def _int_quantization(a: dict) -> list[str]:
-    found = []
-    if a.get("symmetric_io_quantization"):
-        found.append("symmetric_io_quantization=True")
-    if "int16" in (a.get("tosa_extensions") or []):
-        found.append("a16w8 quantization (int16 extension)")
-    if a.get("per_channel_quantization") is False:
-        found.append("per_channel_quantization=False")
-    if a.get("fold_quantize") is False:
-        found.append("fold_quantize=False")
-    return found
+def _int_quantization(a: dict) -> Quantization:
+    """The configuration TosaPipelineINT builds from its arguments (tester/test_pipeline.py): a16w8 with its
+    `epsilon` when the int16 extension is requested, per-channel weights unless per_channel_quantization=False,
+    and set_io with the same config when symmetric_io_quantization=True."""
+    scheme = "a16w8" if "int16" in (a.get("tosa_extensions") or []) else "int8"
+    epsilon = a.get("epsilon") if scheme == "a16w8" else None
+    return Quantization(scheme, per_channel=a.get("per_channel_quantization", True) is not False,
+                        io=bool(a.get("symmetric_io_quantization")),
+                        epsilon=None if epsilon == _default_eps(scheme) else epsilon)
+
+
+def _default_eps(scheme: str) -> float:
+    """The activation eps an Arm quantizer config function gives when it is not told one."""
+    import inspect
+
+    from executorch.backends.arm import quantizer
+
+    function, parameter = ((quantizer.get_symmetric_a16w8_quantization_config, "epsilon") if scheme == "a16w8"
+                           else (quantizer.get_symmetric_quantization_config, "eps"))
+    return inspect.signature(function).parameters[parameter].default
+
+
+def _configuration(config) -> Quantization | None:
+    """The named configuration an Arm quantizer config object is (int16 activations: a16w8; per-tensor weights;
+    its observers' eps), or None for one it is not."""
+    import torch
+
+    activation, weight = getattr(config, "input_activation", None), getattr(config, "weight", None)
+    scheme = {torch.int8: "int8", torch.int16: "a16w8"}.get(getattr(activation, "dtype", None))
+    eps = _observer_eps(activation)
+    if scheme is None or getattr(weight, "dtype", None) != torch.int8 or eps is None:
+        return None
+    per_channel = getattr(weight, "qscheme", None) in (torch.per_channel_symmetric, torch.per_channel_affine)
+    return Quantization(scheme, per_channel=per_channel, epsilon=None if eps == _default_eps(scheme) else eps)
 
 
 def fold(kind: str, a: dict, log: list, base: dict, error: str | None) -> ArmTestCase:
@@ -164,7 +190,10 @@ def fold(kind: str, a: dict, log: list, base: dict, error: str | None) -> ArmTes
         inputs=_inputs(a.get("test_data", a.get("example_inputs"))),
         exir_ops=tuple(_edge_op(o) for o in ([exir] if isinstance(exir, str) else list(exir or []))),
         atol=a.get("atol", 1e-3), rtol=a.get("rtol", 1e-3), qtol=a.get("qtol", 0),
-        quantizer_settings=tuple(_int_quantization(a)) if kind == "TosaPipelineINT" else (),
+        # OpNotSupportedPipeline quantizes with the default config (set_global(get_symmetric_quantization_config()))
+        quantization=_int_quantization(a).name if kind == "TosaPipelineINT" else DEFAULT.name if quantize else "",
+        quantizer_settings=("fold_quantize=False",) if kind == "TosaPipelineINT" and a.get("fold_quantize") is False
+        else (),
         capture_error=error or why_not)
     if kind in TOSA_PIPELINES:
         fields.update(delegates=1, compare=bool(a.get("run_on_tosa_ref_model", True))
@@ -187,6 +216,8 @@ def _fold_calls(fields: dict, log: list) -> None:
             _pop(fields, stage)
         elif name == "change_args" and stage:
             _change(fields, stage, args[1:], kwargs)
+        elif name in ("quantizer.set_global", "quantizer.set_io") and fields["quantization"]:
+            _quantizer_call(fields, settings, name, args, kwargs)
         elif name.startswith("quantizer.") or (name.startswith("tester.") and "quant" in name):
             settings.append(_call_text(name, args, kwargs))
         elif fields["pipeline"] == TESTER:
@@ -194,9 +225,31 @@ def _fold_calls(fields: dict, log: list) -> None:
     fields.update(calls=tuple(calls), quantizer_settings=tuple(settings))
 
 
+def _observer_eps(spec) -> float | None:
+    """The eps an activation spec's observer is made with (a torchao PartialWrapper over functools.partial), or
+    None where it cannot be read."""
+    keywords = getattr(getattr(getattr(spec, "observer_or_fake_quant_ctr", None), "p", None), "keywords", None)
+    return keywords.get("eps") if isinstance(keywords, dict) else None
+
+
+def _quantizer_call(fields: dict, settings: list, name: str, args: tuple, kwargs: dict) -> None:
+    """A test's set_global / set_io on its pipeline's quantizer, folded into its named configuration where one
+    says the same (else kept in `settings` as what the workbench does not reproduce)."""
+    config = args[0] if args else kwargs.get("quantization_config")
+    current, given = parse(fields["quantization"]), _configuration(config)
+    if name == "quantizer.set_io":
+        if config is not None and given is not None and given.scheme == current.scheme:
+            fields["quantization"] = replace(current, io=True).name
+            return
+    elif given is not None and not (current.io and given.scheme != current.scheme):
+        fields["quantization"] = replace(given, io=current.io).name
+        return
+    settings.append(_call_text(name, args, kwargs))
+
+
 def _pop(fields: dict, stage: str) -> None:
     if stage == "quantize":
-        fields["quantize"] = False
+        fields.update(quantize=False, quantization="", quantizer_settings=())
     elif stage.startswith("run_method_and_compare_outputs"):
         fields["compare"] = False
     elif stage == "check_count.exir":
@@ -223,7 +276,7 @@ def _change(fields: dict, stage: str, args: tuple, kwargs: dict) -> None:
 
 def _tester_call(fields: dict, name: str, args: tuple, kwargs: dict) -> None:
     if name == "quantize":
-        fields["quantize"] = True
+        fields.update(quantize=True, quantization=fields["quantization"] or DEFAULT.name)
     elif name == "run_method_and_compare_outputs":
         fields["compare"] = kwargs.get("compare_outputs", True) is not False
         for key in ("atol", "rtol", "qtol"):

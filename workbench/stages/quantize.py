@@ -1,4 +1,5 @@
-"""qint8: quantize a float model the way the INT profile is used in practice (Arm TOSA quantizer, symmetric int8).
+"""qint8: quantize a float model the way the INT profile is used in practice: the Arm TOSA quantizer in the case's
+configuration (core/quantization.py: int8 by default, a16w8, per-tensor weights, quantized I/O).
 
 Runs only for quantized cases. The eager outputs are taken again from the quantized model, so the comparison
 measures the TOSA lowering, not quantization itself.
@@ -7,6 +8,7 @@ measures the TOSA lowering, not quantization itself.
 from __future__ import annotations
 
 from ..core.outcomes import Stage
+from ..core.quantization import DEFAULT, Quantization
 from ..stack import loader
 from .state import Prepared, flatten_outputs
 
@@ -20,7 +22,7 @@ def applies(state: Prepared) -> bool:
 
 def run(state: Prepared) -> None:
     torch = loader.torch()
-    state.module = quantize(state.module, state.inputs, f"TOSA-{state.quantize_version}+INT")
+    state.module = quantize(state.module, state.inputs, state.quantize_version, state.quantization)
     with torch.no_grad():
         state.expected = flatten_outputs(state.module(*state.inputs))
     state.output_quantization = output_quantization(state.module)
@@ -41,18 +43,32 @@ def output_quantization(module) -> list:
     return found
 
 
-def quantize(module, inputs: tuple, quantizer_profile: str):
-    """The PT2E-converted model (float in, float out, int8 quantize/dequantize inside), calibrated on `inputs`.
+def quantizer_profile(version: str, quantization: Quantization) -> str:
+    """The profile the quantizer is made for: the INT profile of the case's TOSA version, with +int16 for 16-bit
+    activations (as executorch's TosaPipelineINT builds it), so one quantized model serves every profile of that
+    version."""
+    return f"TOSA-{version}+INT" + ("+int16" if quantization.activations == "int16" else "")
 
-    `quantizer_profile` is the INT profile of the target's TOSA version (the pipeline passes
-    "TOSA-<version>+INT"), so the quantized model is the same for every profile of that version.
-    """
+
+def quantize(module, inputs: tuple, version: str, quantization: Quantization | None = None):
+    """The PT2E-converted model (float in, float out, quantize/dequantize inside), calibrated on `inputs`, as
+    executorch's TosaPipelineINT quantizes: its global config (and with +io its I/O config) is the configuration's."""
     torch = loader.torch()
     arm_quantizer = loader.import_arm("executorch.backends.arm.quantizer")
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
-    quantizer = arm_quantizer.TOSAQuantizer(loader.arm().TosaCompileSpec(quantizer_profile))
-    quantizer.set_global(arm_quantizer.get_symmetric_quantization_config())
+    quantization = quantization or DEFAULT
+    quantizer = arm_quantizer.TOSAQuantizer(loader.arm().TosaCompileSpec(quantizer_profile(version, quantization)))
+    if quantization.activations == "int16":
+        epsilon = {} if quantization.epsilon is None else {"epsilon": quantization.epsilon}
+        config = arm_quantizer.get_symmetric_a16w8_quantization_config(is_per_channel=quantization.per_channel,
+                                                                       **epsilon)
+    else:
+        epsilon = {} if quantization.epsilon is None else {"eps": quantization.epsilon}
+        config = arm_quantizer.get_symmetric_quantization_config(is_per_channel=quantization.per_channel, **epsilon)
+    quantizer.set_global(config)
+    if quantization.io:
+        quantizer.set_io(config)
     # check_guards=False: torch (export/_unlift.py) adds a `_guards_fn` call_module to the unlifted module unless an
     # executorch or torchao frame is on the call stack, so executorch's own callers never get it; the Arm
     # quantizer's passes (ExportPass) refuse a call_module. Without it the module is what executorch quantizes.

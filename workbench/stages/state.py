@@ -28,6 +28,7 @@ class Prepared:
     module: Any
     inputs: tuple
     quantize_version: str | None = None  # the TOSA version whose INT profile quantizes the model; None: float
+    quantization: Any = None  # core.quantization.Quantization: how it is quantized (None: float)
     dynamic_shapes: Any = None
     expected: list | None = None  # eager outputs, flat
     # per output of a quantized model, the (scale, zero point) of its dequantize node; None where it has none

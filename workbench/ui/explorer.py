@@ -16,6 +16,7 @@ import threading
 import ipywidgets as widgets
 
 from .. import catalogue, policies, views
+from ..core import dtypes, quantization
 from ..core.errors import WorkbenchError
 from ..core.outcomes import Outcome
 from ..pipeline.run import run_case
@@ -66,6 +67,7 @@ class Explorer(widgets.VBox):
                                ERROR_TAB: self._render_error, REPRODUCE_TAB: self._render_reproduce}
 
         self.op.observe(self._on_op, names="value")
+        self.dtype.observe(self._on_dtype, names="value")
         self.profile.observe(self._on_profile, names="value")
         self.custom_profile.observe(self._on_custom_profile, names="value")
         self.run_button.on_click(lambda _: self.run())
@@ -87,6 +89,10 @@ class Explorer(widgets.VBox):
         self.op = widgets.Combobox(options=catalogue.names(), value=op, ensure_option=True,
                                    placeholder="type to search operators", description="operator")
         self.dtype = widgets.Dropdown(description="dtype")
+        # how a quantized dtype (qint8) is quantized; shown only for one
+        self.quantization = widgets.Dropdown(options=quantization.CHOICES, value=quantization.DEFAULT.name,
+                                             description="quantization", style={"description_width": "initial"},
+                                             layout=widgets.Layout(display="none"))
         self.profile = widgets.Dropdown(options=list(profiles.PRESETS) + [CUSTOM_PROFILE], description="profile")
         self.custom_profile = widgets.Text(placeholder="e.g. TOSA-1.1+INT+int16", description="custom",
                                            continuous_update=True, layout=widgets.Layout(display="none"))
@@ -109,7 +115,7 @@ class Explorer(widgets.VBox):
         self.backend_html = widgets.HTML(f"<small>Arm backend: {html.escape(arm_backend.active().label)}</small>")
         self.backend_html.add_class("wb-arm-backend")
         return widgets.VBox([
-            widgets.HBox([self.op, self.dtype]),
+            widgets.HBox([self.op, self.dtype, self.quantization]),
             widgets.HBox([self.profile, self.custom_profile, self.profile_status]),
             widgets.HBox([self.policy, self.isolate, self.run_button, self.progress]),
             self.transform_passes,
@@ -161,6 +167,15 @@ class Explorer(widgets.VBox):
         self.dtype.options = supported
         self.dtype.value = current if current in supported else supported[0]
 
+    def _on_dtype(self, change) -> None:
+        quantized = change["new"] is not None and dtypes.get(change["new"]).quantized
+        self.quantization.layout.display = None if quantized else "none"
+
+    @property
+    def chosen_quantization(self) -> str | None:
+        """The quantization chosen for a quantized dtype; None for any other."""
+        return self.quantization.value if dtypes.get(self.dtype.value).quantized else None
+
     def _on_profile(self, change) -> None:
         custom = change["new"] == CUSTOM_PROFILE
         self.custom_profile.layout.display = None if custom else "none"
@@ -208,7 +223,8 @@ class Explorer(widgets.VBox):
     def _run_and_show(self):
         try:
             result = run_case(self.op.value, self.dtype.value, self.chosen_profile, policy=self.policy.value,
-                              isolate=self.isolate.value, transform_passes=list(self.transform_passes.value))
+                              isolate=self.isolate.value, transform_passes=list(self.transform_passes.value),
+                              quantization=self.chosen_quantization)
         except WorkbenchError as exc:  # bad input: said inline, never as a traceback
             self.status.value = f"<span style='color:#c62828'>✗ {html.escape('; '.join(str(exc).splitlines()))}</span>"
             return None
@@ -243,7 +259,9 @@ class Explorer(widgets.VBox):
                 self._render_tab(index)
             self.backend_html.value = f"<small>Arm backend: {html.escape(result.arm_backend_label)}</small>"
             self.summary_html.value = _summary_html(result)
-            self.status.value = (f"<b>{html.escape(result.op)} [{result.dtype}] {html.escape(result.profile)}</b>: "
+            quantized = f" {html.escape(result.quantization)}" if result.quantization else ""
+            self.status.value = (f"<b>{html.escape(result.op)} [{result.dtype}{quantized}] "
+                                 f"{html.escape(result.profile)}</b>: "
                                  f"outcome <b>{result.outcome.value}</b>, numerics <b>{result.numerics.value}</b>"
                                  + (f" — {html.escape(result.reason_summary())}" if result.reason_summary() else ""))
             self.tabs.selected_index = opened

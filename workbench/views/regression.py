@@ -10,12 +10,14 @@ from collections import Counter
 
 from .. import policies
 from ..core.errors import WorkbenchError
+from ..core.quantization import call_arguments
 from ..policies.policy import no_checks
 from ..stack import loader
 
 
 def _test_name(result) -> str:
-    raw = f"test_{result.op}_{result.dtype}_{result.profile}_{result.policy}"
+    quantized = f"_{result.quantization}" if result.quantization else ""
+    raw = f"test_{result.op}_{result.dtype}{quantized}_{result.profile}_{result.policy}"
     return re.sub(r"[^0-9a-zA-Z_]+", "_", raw).strip("_").lower()
 
 
@@ -63,7 +65,7 @@ def {_test_name(result)}():
         {result.dtype!r},
         {result.profile!r},
         policy={_policy_expression(result)},
-        seed={result.seed!r},{passes}
+        seed={result.seed!r},{passes}{_quantization(result, model=False)}
     ){_cause(result)}
     assert result.outcome.value == {result.outcome.value!r}, result
     assert result.numerics.value == {result.numerics.value!r}, result
@@ -76,10 +78,16 @@ def _header(result) -> str:
     versions = ", ".join(f"{k} {v}" for k, v in result.versions.items())
     return f'''"""Regression test from the TOSA partition workbench.
 
-{result.op} [{result.dtype}] under {result.profile}, policy {result.policy}: observed {result.outcome.value} /
+{result.op} [{result.dtype}{f" {result.quantization}" if result.quantization else ""}] under {result.profile}, policy {result.policy}: observed {result.outcome.value} /
 {result.numerics.value} with {versions}, Arm backend: {result.arm_backend_label or "not recorded"}.
 """
 '''
+
+
+def _quantization(result, *, model: bool) -> str:
+    """The quantizing keyword argument on a line of its own, with its trailing comma ("" when not quantized)."""
+    argument = call_arguments(result.quantization, model=model).removeprefix(", ")
+    return f"\n        {argument}," if argument else ""
 
 
 def _cause(result) -> str:
@@ -97,7 +105,6 @@ def _model_test(result) -> str:
     program, inputs = model_payload(case.module, case.inputs)
     placement = sorted(Counter((n.target, n.delegated) for n in result.nodes).items())
     passes = f"\n        transform_passes={list(result.transform_passes)!r}," if result.transform_passes else ""
-    quantize = "\n        quantize=True," if case.quantize else ""
     return f'''{_header(result)}
 import base64
 import io
@@ -119,7 +126,7 @@ def {_test_name(result)}():
         program.module(check_guards=False),
         inputs,
         {result.profile!r},
-        policy={_policy_expression(result)},{quantize}{passes}
+        policy={_policy_expression(result)},{_quantization(result, model=True)}{passes}
     ){_cause(result)}
     assert result.outcome.value == {result.outcome.value!r}, result
     assert result.numerics.value == {result.numerics.value!r}, result

@@ -4,6 +4,7 @@ these."""
 from __future__ import annotations
 
 from ..core.dtypes import INT32_MAX, INT32_MIN
+from ..core.quantization import call_arguments
 from ..core.rows import result_row
 from ..core.text import SUMMARY_COLUMNS
 
@@ -122,18 +123,20 @@ def reproduce_code(result) -> str:
     shell_backend = f" --arm-backend {checkout}" if checkout else ""
     passes = f", transform_passes={list(result.transform_passes)!r}" if result.transform_passes else ""
     shell_passes = "".join(f" --transform-pass {name}" for name in result.transform_passes)
+    shell_passes += f" --quantization {result.quantization}" if result.quantization else ""
     if result.op.startswith("model:"):
         return (
             setup +
             f"# {result.op} was your own module: pass it and its example inputs again\n"
             f"result = workbench.run_model(module, inputs, {result.profile!r}, policy={result.policy!r}"
-            f"{', quantize=True' if result.dtype == 'qint8' else ''}{passes})\n"
+            f"{call_arguments(result.quantization, model=True)}{passes})\n"
             "print(result)\n"
         )
     return (
         setup +
         f"result = workbench.run_case({result.op!r}, {result.dtype!r}, {result.profile!r}, "
-        f"policy={result.policy!r}, seed={result.seed!r}{passes})\n"
+        f"policy={result.policy!r}, seed={result.seed!r}{passes}"
+        f"{call_arguments(result.quantization, model=False)})\n"
         "print(result)\n"
         f"# shell: workbench run {result.op} --dtype {result.dtype} --profile {result.profile} "
         f"--policy {result.policy} --seed {result.seed}{shell_passes}{shell_backend}\n"
