@@ -44,11 +44,13 @@ class Case:
     quantize: bool = False  # a model quantized with the Arm quantizer first (a catalogue case: dtype qint8)
     dynamic_shapes: Any = field(default=None, repr=False)
     arm_backend: dict = field(default_factory=dict, repr=False)  # ArmBackend.to_dict() of the backend it is for
+    trace: bool = False  # also trace every delegate's tensors (stages/trace.py)
 
     # --- making one -----------------------------------------------------------------------------------------
 
     @classmethod
-    def of(cls, op: str, dtype: str, profile, *, policy=None, seed: int = 0, transform_passes=None) -> "Case":
+    def of(cls, op: str, dtype: str, profile, *, policy=None, seed: int = 0, transform_passes=None,
+           trace: bool = False) -> "Case":
         """A catalogue operator with `dtype` inputs (seeded) under a TOSA `profile`."""
         entry = catalogue.get(op)
         entry.check_dtype(dtype)
@@ -56,11 +58,11 @@ class Case:
             raise WorkbenchError(f"seed must be an integer, got {seed!r}")
         return cls(name=entry.name, dtype=dtype, profile=profiles.parse(profile), policy=policies.get(policy),
                    transform_passes=transform_passes_stage.resolve(transform_passes), seed=seed, entry=entry,
-                   quantize=_dtypes.get(dtype).quantized, arm_backend=loader.arm_backend())
+                   quantize=_dtypes.get(dtype).quantized, arm_backend=loader.arm_backend(), trace=_flag("trace", trace))
 
     @classmethod
     def model(cls, module, inputs, profile, *, policy=None, quantize: bool = False, dynamic_shapes=None,
-              name: str | None = None, transform_passes=None) -> "Case":
+              name: str | None = None, transform_passes=None, trace: bool = False) -> "Case":
         """Any nn.Module on a tuple of example inputs under a TOSA `profile`; quantize=True quantizes the float
         model with the Arm TOSA quantizer first (symmetric int8)."""
         torch = loader.torch()
@@ -72,7 +74,7 @@ class Case:
                    dtype="qint8" if quantize else ",".join(dtypes) or None, profile=profiles.parse(profile), policy=policies.get(policy),
                    transform_passes=transform_passes_stage.resolve(transform_passes), seed=None, module=module,
                    inputs=inputs, quantize=bool(quantize), dynamic_shapes=dynamic_shapes,
-                   arm_backend=loader.arm_backend())
+                   arm_backend=loader.arm_backend(), trace=_flag("trace", trace))
 
     @classmethod
     def from_result(cls, result) -> "Case":
@@ -90,9 +92,9 @@ class Case:
                       transform_passes=list(result.transform_passes) or None)
 
     def replace(self, **changes) -> "Case":
-        """The same case with `profile`, `policy`, `transform_passes`, `seed` or `dtype` (a catalogue case's)
-        changed, each checked as when a case is made."""
-        allowed = {"profile", "policy", "transform_passes", "seed", "dtype"}
+        """The same case with `profile`, `policy`, `transform_passes`, `trace`, `seed` or `dtype` (a catalogue
+        case's) changed, each checked as when a case is made."""
+        allowed = {"profile", "policy", "transform_passes", "trace", "seed", "dtype"}
         unknown = sorted(set(changes) - allowed)
         if unknown:
             raise WorkbenchError(f"a case cannot change {', '.join(unknown)}; "
@@ -106,10 +108,13 @@ class Case:
             checked["policy"] = policies.get(changes["policy"])
         if "transform_passes" in changes:
             checked["transform_passes"] = transform_passes_stage.resolve(changes["transform_passes"])
+        if "trace" in changes:
+            checked["trace"] = _flag("trace", changes["trace"])
         if self.entry is not None and ("dtype" in changes or "seed" in changes):
             return Case.of(self.name, changes.get("dtype", self.dtype), checked.get("profile", self.profile),
                            policy=checked.get("policy", self.policy), seed=changes.get("seed", self.seed),
-                           transform_passes=list(checked.get("transform_passes", self.transform_passes)) or None)
+                           transform_passes=list(checked.get("transform_passes", self.transform_passes)) or None,
+                           trace=checked.get("trace", self.trace))
         return dataclasses.replace(self, **checked)
 
     # --- what it is -----------------------------------------------------------------------------------------
@@ -147,7 +152,14 @@ class Case:
 
     def __str__(self) -> str:
         passes = f" transform_passes={','.join(self.pass_names)}" if self.transform_passes else ""
-        return f"{self.name} [{self.dtype}] {self.profile.name} policy={self.policy.name}{passes}"
+        traced = " traced" if self.trace else ""
+        return f"{self.name} [{self.dtype}] {self.profile.name} policy={self.policy.name}{passes}{traced}"
+
+
+def _flag(name: str, value) -> bool:
+    if not isinstance(value, bool):
+        raise WorkbenchError(f"{name} must be True or False, got {value!r}")
+    return value
 
 
 def _registered(name: str):
