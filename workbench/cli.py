@@ -33,6 +33,8 @@ def _parser() -> argparse.ArgumentParser:
     _add_policy_option(run, several=False)
     run.add_argument("--seed", type=int, default=0)
     run.add_argument("--json", action="store_true", help="print the full result as JSON")
+    run.add_argument("--trace", action="store_true",
+                     help="trace every delegate's tensors against eager and print the trace table")
     run.add_argument("--isolate", action="store_true", help="run in a child process (crash and hang safe)")
     run.add_argument("--timeout", type=float, default=None, help="seconds before an isolated case is stopped")
     run.add_argument("--emit-test", metavar="FILE", help="also write a pytest file asserting this outcome")
@@ -198,8 +200,11 @@ def _cmd_run(args) -> None:
     from .pipeline.run import run_case
 
     result = run_case(args.op, args.dtype, args.profile, policy=args.policy, seed=args.seed, isolate=args.isolate,
-                      timeout=args.timeout, transform_passes=args.transform_passes)
+                      timeout=args.timeout, transform_passes=args.transform_passes, trace=args.trace)
     print(json.dumps(result.to_dict(), indent=2) if args.json else result)
+    if args.trace and not args.json:
+        print()
+        print(_trace_table(result) if result.trace else "no trace: nothing was delegated, or see the notes")
     if args.emit_test:
         from pathlib import Path
 
@@ -207,6 +212,18 @@ def _cmd_run(args) -> None:
 
         Path(args.emit_test).write_text(to_pytest(result))
         print(f"wrote {args.emit_test}", file=sys.stderr)
+
+
+def _trace_table(result) -> str:
+    from .core.text import table
+    from .views.tables import trace_frame
+
+    frame = trace_frame(result)
+
+    def cell(value) -> str:
+        return "" if value is None or value != value else f"{value:.4g}" if isinstance(value, float) else str(value)
+
+    return table([[cell(v) for v in row] for row in frame.values.tolist()], list(frame.columns), max_width=50)
 
 
 def _cmd_culprits(args) -> None:

@@ -9,10 +9,11 @@ from __future__ import annotations
 RESULT_COLUMNS: tuple[str, ...] = (
     "op", "dtype", "profile", "policy", "transform_passes", "outcome", "numerics", "reason", "root_cause",
     "error_stage", "max_abs_error", "max_steps", "mismatches", "beyond_int32", "seconds", "cached", "torch", "executorch", "tosa_tools",
-    "arm_backend", "failing_pass", "failing_node",
+    "arm_backend", "failing_pass", "failing_node", "first_divergence",
 )
 # Columns added after results were first saved, with the value that rows saved before them mean.
-LATER_COLUMNS = {"transform_passes": "", "failing_pass": "", "failing_node": "", "max_steps": None}
+LATER_COLUMNS = {"transform_passes": "", "failing_pass": "", "failing_node": "", "max_steps": None,
+                 "first_divergence": ""}
 # Columns that say how a row was obtained, not what the case did: two runs of the same case may differ in them.
 RUN_COLUMNS = ("seconds", "cached")
 
@@ -33,4 +34,6 @@ def result_row(result, cached: bool = False) -> dict:
         # The pass (class name) or node visitor that raised, and the node it was on: ErrorInfo.failing_*.
         "failing_pass": (error.failing_pass or "") if error else "",
         "failing_node": error.failing_node.label() if error and error.failing_node else "",
+        # a traced case: the FX node where its tensors first leave tolerance (TraceRow.fx_node)
+        "first_divergence": (result.first_divergence.fx_node or "") if result.first_divergence else "",
     }

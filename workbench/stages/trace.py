@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 
 from ..core import dtypes as _dtypes
-from ..core.records import TraceRow, is_quantize_dequantize
+from ..core.records import TraceRow
 from ..stack import loader, tosa_trace
 from .compare import _values, compare_output
 from .reference import ReferenceModelError, _to_torch, lowered_module_label, silence_native_stdout
@@ -87,6 +87,28 @@ def trace_call(delegate_run, delegate: str, case_dtype: str | None) -> list[Trac
                  judged=last.get(fx) == index, exact=exact)
             for index, (op, tensor, fx, exact) in enumerate(planned)]
 
+
+# The Arm backend lays 4-D and 5-D activations out channels-last in TOSA (NHWC, NDHWC).
+_CHANNELS_LAST = {4: (0, 2, 3, 1), 5: (0, 2, 3, 4, 1)}
+
+
+def _aligned(value, shape: tuple):
+    """The eager `value` laid out as the TOSA tensor of `shape` is, or a string saying why it cannot be: its own
+    layout where only that gives `shape`, channels-last where only that does; where both do and they order the
+    values differently, the layout is not known from the shapes and the row is not judged."""
+    if value.dim() != len(shape):
+        return value  # as many values in another rank ([1, 10] for [10]): the same order
+    direct = tuple(value.shape) == tuple(shape)
+    order = _CHANNELS_LAST.get(value.dim())
+    permuted = value.permute(order) if order else None
+    channels_last = permuted is not None and tuple(permuted.shape) == tuple(shape)
+    if direct and channels_last and not bool((permuted.reshape(-1) == value.reshape(-1)).all()):
+        return f"its layout is ambiguous: shape {list(shape)} reads the same channels-first and channels-last"
+    if direct:
+        return value
+    if channels_last:
+        return permuted.contiguous()
+    return f"its eager value has shape {list(value.shape)}"
 
 def _input_tensors(operators, names):
     known = {t.name: t for op in operators for t in op.inputs}
@@ -160,7 +182,7 @@ def _pick(candidates, tensor, eager, fx_nodes) -> str | None:
     for name in candidates if tensor is not None else ():
         if _comparable(tensor, eager.get(name), fx_nodes[name]):
             return name
-    computing = [n for n in candidates if not is_quantize_dequantize(str(fx_nodes[n].target))]
+    computing = [n for n in candidates if "quantize_per" not in str(fx_nodes[n].target)]
     return (computing or list(candidates) or [None])[0]
 
 
@@ -170,7 +192,7 @@ def _is_quantize(node) -> bool:
 
 
 def _comparable(tensor, value, node) -> bool:
-    if value is None or value.numel() != math.prod(tensor.shape):
+    if value is None or value.numel() != math.prod(tensor.shape) or isinstance(_aligned(value, tensor.shape), str):
         return False
     if _is_quantize(node):  # its integers are steps of its own scale: only a tensor of that type holds them
         return tensor.dtype in _QUANTIZED_TYPES
@@ -182,6 +204,8 @@ def _row(delegate, op, tensor, fx, array, eager, fx_nodes, case_dtype, *, judged
     common = dict(delegate=delegate, tosa_op=op, tensor=tensor.name, fx_node=fx, dtype=tensor.dtype,
                   shape=tuple(tensor.shape))
     value = eager.get(fx) if fx else None
+    if value is not None and judged:
+        value = _aligned(value, tensor.shape)
     actual = None
     if array is not None:
         actual = _to_torch(array, value) if value is not None and judged else torch.from_numpy(array.copy())
@@ -192,7 +216,7 @@ def _row(delegate, op, tensor, fx, array, eager, fx_nodes, case_dtype, *, judged
     if not judged:
         why = ("a tensor its node visitor adds" if not exact else
                "not the node's value: an earlier step of its lowering" if _comparable(tensor, value, node) else
-               "its eager value is not comparable (another shape or kind of number)" if value is not None else
+               _not_comparable(tensor, value) if value is not None else
                "no eager value")
         return TraceRow(**common, note=why)
     if actual is None:
@@ -227,6 +251,15 @@ def _quantized_row(common, node, value, actual, eager, case_dtype) -> TraceRow:
                     max_abs_error=judged_by.max_abs_error, max_steps=judged_by.max_steps, snr_db=snr,
                     scale=scale, zero_point=zero_point, within_tolerance=judged_by.match,
                     yardstick=judged_by.yardstick, note=judged_by.note)
+
+
+def _not_comparable(tensor, value) -> str:
+    if value.numel() != math.prod(tensor.shape):
+        return f"its eager value has {value.numel()} values, not {math.prod(tensor.shape)}"
+    aligned = _aligned(value, tensor.shape)
+    if isinstance(aligned, str):
+        return aligned
+    return f"its eager value is {str(value.dtype).removeprefix('torch.')}, another kind of number than {tensor.dtype}"
 
 
 def _max_ulp(expected, actual) -> float | None:
