@@ -204,7 +204,9 @@ def _cmd_run(args) -> None:
     print(json.dumps(result.to_dict(), indent=2) if args.json else result)
     if args.trace and not args.json:
         print()
-        print(_trace_table(result) if result.trace else "no trace: nothing was delegated, or see the notes")
+        from .views.tables import trace_text
+
+        print(trace_text(result) if result.trace else "no trace: nothing was delegated, or see the notes")
     if args.emit_test:
         from pathlib import Path
 
@@ -212,18 +214,6 @@ def _cmd_run(args) -> None:
 
         Path(args.emit_test).write_text(to_pytest(result))
         print(f"wrote {args.emit_test}", file=sys.stderr)
-
-
-def _trace_table(result) -> str:
-    from .core.text import table
-    from .views.tables import trace_frame
-
-    frame = trace_frame(result)
-
-    def cell(value) -> str:
-        return "" if value is None or value != value else f"{value:.4g}" if isinstance(value, float) else str(value)
-
-    return table([[cell(v) for v in row] for row in frame.values.tolist()], list(frame.columns), max_width=50)
 
 
 def _cmd_culprits(args) -> None:

@@ -69,6 +69,17 @@ def trace_frame(result):
     )
 
 
+def trace_text(result) -> str:
+    """trace_frame as a text table for the terminal."""
+    from ..core.text import table
+
+    def cell(value) -> str:
+        return "" if value is None or value != value else f"{value:.4g}" if isinstance(value, float) else str(value)
+
+    frame = trace_frame(result)
+    return table([[cell(v) for v in row] for row in frame.values.tolist()], list(frame.columns), max_width=50)
+
+
 def _flat(values) -> list:
     if isinstance(values, list):
         return [v for item in values for v in _flat(item)]
