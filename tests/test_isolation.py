@@ -86,7 +86,7 @@ def test_a_hanging_module_times_out_in_isolation(faults):
 
 def test_a_crash_in_a_partition_check_is_reported_with_signal_and_stage(faults):
     policy = faults.sabotage_policy(crash_on=["aten.add"])
-    result = workbench.run_case("add", "int32", "TOSA-1.0+INT", policy=policy, isolate=True)
+    result = workbench.run(workbench.Case.of("add", "int32", "TOSA-1.0+INT", policy=policy), isolate=True)
     assert result.outcome is Outcome.CRASHED
     assert result.error.root_cause_type == "SIGSEGV"
     assert result.error.stage == "partition"
@@ -104,14 +104,14 @@ def test_a_crash_after_partitioning_keeps_the_partition_decisions(faults):
 
 
 def test_the_caller_carries_on_after_a_crash(faults):
-    workbench.run_case("add", "int32", "TOSA-1.0+INT", policy=faults.sabotage_policy(crash_on=["aten.add"]),
-                       isolate=True)
-    result = workbench.run_case("add", "int32", "TOSA-1.0+INT", isolate=True)
+    workbench.run(workbench.Case.of("add", "int32", "TOSA-1.0+INT", policy=faults.sabotage_policy(crash_on=["aten.add"])),
+                  isolate=True)
+    result = workbench.run(workbench.Case.of("add", "int32", "TOSA-1.0+INT"), isolate=True)
     assert result.outcome is Outcome.DELEGATED and result.numerics is Numerics.MATCH
 
 
 def test_isolated_and_in_process_results_agree():
-    isolated = workbench.run_case("cumsum", "int64", "TOSA-1.1+INT+int64", isolate=True)
+    isolated = workbench.run(workbench.Case.of("cumsum", "int64", "TOSA-1.1+INT+int64"), isolate=True)
     direct = workbench.run_case("cumsum", "int64", "TOSA-1.1+INT+int64")
     assert isolated.outcome is direct.outcome and isolated.error.root_cause == direct.error.root_cause
     assert isolated.nodes == direct.nodes and isolated.case.name == "cumsum"

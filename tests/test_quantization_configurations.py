@@ -107,7 +107,7 @@ def executorch_int_pipeline(module, inputs, *, per_channel: bool, extensions: li
 def test_the_same_tosa_graph_as_executorchs_pipeline(name, profile, per_channel, extensions, conv_relu_avgpool):
     module, inputs = conv_relu_avgpool
     theirs = executorch_int_pipeline(module, inputs, per_channel=per_channel, extensions=extensions)
-    ours = workbench.run_model(module, inputs, profile, quantization=name)
+    ours = workbench.run_model(module, inputs, profile, quantize=name)
     assert (ours.outcome, ours.numerics, ours.quantization) == (workbench.Outcome.DELEGATED,
                                                                 workbench.Numerics.MATCH, name), ours
     assert [bytes(d.flatbuffer) for d in ours.delegates] == theirs  # same quantization, same graph: same numbers
@@ -136,7 +136,7 @@ def test_bmm_under_u55_is_delegated_as_int8_and_not_as_a16w8_as_executorchs_test
     pipeline.run()  # executorch's own verdict: not delegated
 
     def bmm_delegated(name):
-        result = workbench.run_model(Bmm(), inputs, "TOSA-1.0+INT+int16+u55", quantization=name)
+        result = workbench.run_model(Bmm(), inputs, "TOSA-1.0+INT+int16+u55", quantize=name)
         (bmm,) = [n for n in result.nodes if n.target == "aten.bmm.default"]
         return bmm.delegated, bmm.reason
 

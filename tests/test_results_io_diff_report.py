@@ -174,7 +174,8 @@ def test_profile_comparison_groups_transitions(sweep_int, sweep_int64, tmp_path)
     assert list(result.transitions.itertuples(index=False, name=None)) == [
         ("fallback -> lowering_error", 3, "add, cumsum, sum_dim", "")  # no failing pass recorded in these rows
     ]
-    assert list(result.changed.columns) == ["op", "dtype", "policy", "transform_passes", "outcome_before",
+    assert list(result.changed.columns) == ["op", "dtype", "quantization", "policy", "transform_passes",
+                                            "outcome_before",
                                             "outcome_after",
                                             "numerics_before", "numerics_after", "reason_after", "root_cause_after",
                                             "failing_pass_after"]
@@ -189,7 +190,7 @@ def test_policy_comparison_drops_policy_from_key(sweep_int):
     after = sweep_int.assign(policy="no_int64")
     after.loc[after["op"] == "mul", ["outcome", "numerics"]] = ["fallback", "not_run"]
     result = diff(sweep_int, after)
-    assert result.key == ["op", "dtype", "profile", "transform_passes"]
+    assert result.key == ["op", "dtype", "quantization", "profile", "transform_passes"]
     assert result.compared == {"policy": ("stock", "no_int64")}
     assert result.transitions["transition"].tolist() == ["delegated -> fallback"]
 

@@ -96,7 +96,7 @@ OUTCOMES = {
 @pytest.mark.parametrize("op,dtype,profile", list(OUTCOMES))
 def test_outcomes_on_the_pinned_stack(op, dtype, profile):
     # isolated: the reference model aborts (and reports) on the dynamic delegate input of arange_dynamic_size
-    result = workbench.run_case(op, dtype, profile, isolate=True, timeout=300)
+    result = workbench.run(workbench.Case.of(op, dtype, profile), isolate=True, timeout=300)
     assert (result.outcome.value, result.numerics.value) == OUTCOMES[op, dtype, profile], result.reason_summary()
 
 

@@ -37,6 +37,7 @@ _LAZY = {
     "run": ("pipeline.run", "run"),
     "run_case": ("pipeline.run", "run_case"),
     "run_model": ("pipeline.run", "run_model"),
+    "trace": ("pipeline.run", "trace"),
     "Matrix": ("batch.matrix", "Matrix"),
     "sweep": ("batch.sweeps", "sweep"),
     "sweep_results": ("batch.sweeps", "sweep_results"),

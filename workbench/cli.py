@@ -33,11 +33,12 @@ def _parser() -> argparse.ArgumentParser:
     _add_policy_option(run, several=False)
     run.add_argument("--seed", type=int, default=0)
     run.add_argument("--json", action="store_true", help="print the full result as JSON")
+    run.add_argument("--trace", action="store_true",
+                     help="trace every delegate's tensors against eager and print the trace table")
     run.add_argument("--isolate", action="store_true", help="run in a child process (crash and hang safe)")
     run.add_argument("--timeout", type=float, default=None, help="seconds before an isolated case is stopped")
     run.add_argument("--emit-test", metavar="FILE", help="also write a pytest file asserting this outcome")
-    _add_transform_pass_option(run)
-    _add_quantization_option(run)
+    _add_case_options(run)
     _add_arm_backend_option(run)
 
     passes = sub.add_parser("passes", help="list the Arm backend's passes, which --transform-pass takes by name")
@@ -70,8 +71,7 @@ def _add_culprits_command(sub) -> None:
     _add_policy_option(culprits, several=False)
     culprits.add_argument("--seed", type=int, default=0)
     culprits.add_argument("--json", action="store_true", help="print the search as JSON")
-    _add_transform_pass_option(culprits)
-    _add_quantization_option(culprits)
+    _add_case_options(culprits)
     _add_arm_backend_option(culprits)
 
 
@@ -142,8 +142,7 @@ def _add_matrix_options(command) -> None:
     command.add_argument("--dtypes", nargs="+", help="default: every dtype an operator supports")
     command.add_argument("--profiles", nargs="+", help="default: TOSA-1.0+INT TOSA-1.1+INT+int64")
     _add_policy_option(command, several=True)
-    _add_transform_pass_option(command)
-    _add_quantization_option(command)
+    _add_case_options(command)
     command.add_argument("--seed", type=int, default=None, help="the inputs' seed (default 0)")
 
 
@@ -159,15 +158,13 @@ def _add_run_options(command) -> None:
     command.add_argument("--timeout", type=float, default=None, help="seconds per case before it is stopped")
 
 
-def _add_transform_pass_option(command) -> None:
+def _add_case_options(command) -> None:
+    """What a case holds beyond its operator, dtype, profile and policy: extra lowering passes, the quantization."""
+    from .core import quantization
+
     command.add_argument("--transform-pass", metavar="NAME", action="append", default=None, dest="transform_passes",
                          help="an extra lowering pass of the Arm backend, by name (repeat for several; "
                               "`workbench passes` lists them), e.g. InsertInt32CastsAfterInt64PlaceholdersPass")
-
-
-def _add_quantization_option(command) -> None:
-    from .core import quantization
-
     command.add_argument("--quantization", metavar="NAME", default=None,
                          help="how qint8 cases are quantized: " + ", ".join(quantization.CHOICES)
                               + f" (default {quantization.DEFAULT.name}; a16w8's int16 tensors need +int16)")
@@ -206,11 +203,17 @@ def _cmd_profiles(args) -> None:
 
 
 def _cmd_run(args) -> None:
-    from .pipeline.run import run_case
+    from .pipeline.case import Case
+    from .pipeline.run import run
 
-    result = run_case(args.op, args.dtype, args.profile, policy=args.policy, seed=args.seed, isolate=args.isolate,
-                      timeout=args.timeout, transform_passes=args.transform_passes, quantization=args.quantization)
+    case = Case.of(args.op, args.dtype, args.profile, policy=args.policy, seed=args.seed,
+                   transform_passes=args.transform_passes, quantization=args.quantization, trace=args.trace)
+    result = run(case, isolate=args.isolate, timeout=args.timeout)
     print(json.dumps(result.to_dict(), indent=2) if args.json else result)
+    if args.trace and not args.json:
+        from .views.tables import trace_text
+
+        print("\n" + (trace_text(result) if result.trace else "no trace: nothing was delegated, or see the notes"))
     if args.emit_test:
         from pathlib import Path
 

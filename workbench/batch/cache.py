@@ -1,7 +1,7 @@
 """The on-disk result cache: one JSON file per case, written atomically, never pickle.
 
 Location: $WORKBENCH_CACHE_DIR, else ~/.cache/tosa-workbench. A case's key covers its definition (operator
-name, dtype, seed, and a hash of the source of every module in the layers that compute results: RESULT_LAYERS),
+name, dtype, seed, whether it is traced, and a hash of the source of every module in the layers that compute results: RESULT_LAYERS),
 profile, the policy's content (Policy.fingerprint), the installed torch / executorch / tosa-tools versions and
 the Arm backend in use, so changing any of them misses exactly what it should. A policy whose content cannot be
 read is never cached (the sweep says so in its results). A file that cannot be read back is reported with a
@@ -63,13 +63,14 @@ def environment() -> dict:
 
 
 def key_of(op: str, dtype: str, seed: int, profile: str, policy_fingerprint: str,
-           passes_fingerprint: str = "", context: dict | None = None, quantization: str = "") -> str:
+           passes_fingerprint: str = "", context: dict | None = None, quantization: str = "",
+           trace: bool = False) -> str:
     """The key of a catalogue case by its parts. `context`: environment() taken once by a caller that keys many
-    cases (it reads the package's files)."""
+    cases (it reads the package's files). `trace`: the case traces its tensors (its result holds them)."""
     return _digest({"op": op, "dtype": dtype, "seed": seed, "profile": profile, "policy": policy_fingerprint,
                     **({"transform_passes": passes_fingerprint} if passes_fingerprint else {}),
                     **({"quantization": quantization} if quantization else {}),
-                    **(context or environment())})
+                    **({"trace": True} if trace else {}), **(context or environment())})
 
 
 class CaseKeys:
@@ -96,7 +97,7 @@ class CaseKeys:
         if prints is None:
             return None
         return key_of(case.name, case.dtype, case.seed, case.profile.name, *prints, context=self.context,
-                      quantization=case.quantization_name)
+                      quantization=case.quantization_name, trace=case.trace)
 
 
 def request_key(request: dict) -> str:

@@ -195,6 +195,45 @@ class OutputComparison:
 
 
 @dataclass(frozen=True)
+class TraceRow:
+    """One tensor of a delegate's TOSA graph (its main block), in graph order, beside the value eager PyTorch gives
+    the FX node it came from (stages/trace.py). A row without an eager value to compare is not judged
+    (`within_tolerance` None) and `note` says why."""
+
+    delegate: str  # "delegate_0"; a delegate called more than once: "delegate_0 call 2"
+    tosa_op: str  # the operator that makes the tensor; "input" for the graph's inputs
+    tensor: str
+    fx_node: str | None  # the node of the delegate's edge program it came from; None: no FX node
+    dtype: str  # the TOSA data type: FP32, INT8, ...
+    shape: tuple[int, ...]
+    reference: Any = None  # nested lists of the reference model's values (exact: the arrays it returned)
+    eager: Any = None  # the FX node's eager value; for a quantized tensor the float value of what it quantizes
+    # a quantized tensor (INT8 made where the edge program quantizes): both sides dequantized with its own scale
+    reference_dequantized: Any = None
+    eager_dequantized: Any = None
+    max_abs_error: float | None = None
+    max_ulp: float | None = None  # float tensors: the largest error in units in the last place of the eager value
+    max_steps: float | None = None  # quantized tensors: in steps of `scale`
+    snr_db: float | None = None  # quantized tensors: the float value against the dequantized TOSA value
+    scale: float | None = None
+    zero_point: int | None = None
+    within_tolerance: bool | None = None
+    yardstick: str = ""
+    note: str = ""
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "shape": list(self.shape)}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "TraceRow":
+        return cls(**{k: (tuple(v) if k == "shape" else v) for k, v in data.items()})
+
+    def label(self) -> str:
+        """`aten_tanh_default (tosa_tanh_default in delegate_0)`: where a divergence starts."""
+        return f"{self.fx_node or 'no FX node'} ({self.tensor} in {self.delegate})"
+
+
+@dataclass(frozen=True)
 class CaseResult:
     op: str
     dtype: str | None
@@ -213,6 +252,7 @@ class CaseResult:
     arm_backend: dict = field(default_factory=dict)  # which Arm backend ran it: ArmBackend.to_dict()
     transform_passes: tuple[str, ...] = ()  # extra transform passes of the lowering, by class name
     quantization: str = ""  # how a quantized case was quantized (core/quantization.py); "" when not quantized
+    trace: tuple[TraceRow, ...] = ()  # a traced case's tensors, in graph order (empty when not traced)
     # The case that ran (module, inputs, policy and passes as objects), in the process that made the result; None
     # for a result read back from a file or a worker's message until the case is attached.
     case: Any = field(default=None, compare=False, repr=False)
@@ -244,6 +284,12 @@ class CaseResult:
     def beyond_int32(self) -> int:
         """Eager output values outside the int32 range, over all outputs."""
         return sum(o.beyond_int32 for o in self.outputs)
+
+    @property
+    def first_divergence(self) -> TraceRow | None:
+        """The earliest traced tensor, in graph order, out of tolerance; None when every judged one is within (or
+        the case was not traced)."""
+        return next((row for row in self.trace if row.within_tolerance is False), None)
 
     @property
     def arm_backend_label(self) -> str:
@@ -280,6 +326,8 @@ class CaseResult:
             "arm_backend": dict(self.arm_backend),
             "transform_passes": list(self.transform_passes),
             "quantization": self.quantization,
+            "trace": [row.to_dict() for row in self.trace],
+            "first_divergence": self.first_divergence.fx_node if self.first_divergence else None,
         }
 
     def __str__(self) -> str:
@@ -322,4 +370,5 @@ def result_from_dict(data: dict) -> CaseResult:
         transform_passes=tuple(data.get("transform_passes", ())),
         # a quantized result saved before the configuration was recorded was quantized the one way there was
         quantization=data.get("quantization", "int8" if data.get("dtype") == "qint8" else ""),
+        trace=tuple(TraceRow.from_dict(row) for row in data.get("trace", ())),
     )

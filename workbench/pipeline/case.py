@@ -2,7 +2,7 @@
 
     case = Case.of("cumsum", "int64", "TOSA-1.1+INT+int64", policy="ext-int64-allowlist")
     case = Case.model(module, (x,), "TOSA-1.0+INT", quantize=True)
-    case = Case.model(module, (x,), "TOSA-1.0+INT+int16", quantization="a16w8")
+    case = Case.model(module, (x,), "TOSA-1.0+INT+int16", quantize="a16w8")
     result = workbench.run(case)            # result.case is case
     workbench.run(result.case.replace(profile="TOSA-1.0+FP"))
 
@@ -47,12 +47,13 @@ class Case:
     quantization: _quantization.Quantization | None = None  # how, when quantized
     dynamic_shapes: Any = field(default=None, repr=False)
     arm_backend: dict = field(default_factory=dict, repr=False)  # ArmBackend.to_dict() of the backend it is for
+    trace: bool = False  # also trace every delegate's tensors (stages/trace.py)
 
     # --- making one -----------------------------------------------------------------------------------------
 
     @classmethod
     def of(cls, op: str, dtype: str, profile, *, policy=None, seed: int = 0, transform_passes=None,
-           quantization=None) -> "Case":
+           quantization=None, trace: bool = False) -> "Case":
         """A catalogue operator with `dtype` inputs (seeded) under a TOSA `profile`. A quantized dtype (qint8: the
         float model quantized by the Arm quantizer) takes a `quantization` (default int8, see core/quantization.py)."""
         entry = catalogue.get(op)
@@ -63,26 +64,28 @@ class Case:
         return cls(name=entry.name, dtype=dtype, profile=profiles.parse(profile), policy=policies.get(policy),
                    transform_passes=transform_passes_stage.resolve(transform_passes), seed=seed, entry=entry,
                    quantize=quantize, quantization=_checked_quantization(quantize, quantization, f"dtype {dtype}"),
-                   arm_backend=loader.arm_backend())
+                   arm_backend=loader.arm_backend(), trace=_flag("trace", trace))
 
     @classmethod
-    def model(cls, module, inputs, profile, *, policy=None, quantize: bool = False, dynamic_shapes=None,
-              name: str | None = None, transform_passes=None, quantization=None) -> "Case":
-        """Any nn.Module on a tuple of example inputs under a TOSA `profile`; quantize=True quantizes the float
-        model with the Arm TOSA quantizer first, as `quantization` says (default int8, see core/quantization.py;
-        giving one implies quantize=True)."""
+    def model(cls, module, inputs, profile, *, policy=None, quantize=False, dynamic_shapes=None,
+              name: str | None = None, transform_passes=None, trace: bool = False) -> "Case":
+        """Any nn.Module on a tuple of example inputs under a TOSA `profile`. quantize=True quantizes the float
+        model with the Arm TOSA quantizer first (int8); a configuration's name quantizes it that way, e.g.
+        quantize="a16w8+per-tensor" (core/quantization.py)."""
         torch = loader.torch()
         if not isinstance(module, torch.nn.Module):
             raise InputMismatchError(f"a model case needs a torch.nn.Module, got {type(module).__name__}")
         inputs = _checked_inputs(module, inputs)
         dtypes = sorted({str(t.dtype).removeprefix("torch.") for t in inputs if isinstance(t, torch.Tensor)})
-        quantize = bool(quantize) or quantization is not None
+        # quantize: False, True (the default configuration) or a configuration's name
+        configuration = None if isinstance(quantize, bool) else quantize
+        quantize = quantize is not False
         return cls(name=name or f"model:{type(module).__name__}",
                    dtype="qint8" if quantize else ",".join(dtypes) or None, profile=profiles.parse(profile),
                    policy=policies.get(policy), transform_passes=transform_passes_stage.resolve(transform_passes),
                    seed=None, module=module, inputs=inputs, quantize=quantize,
-                   quantization=_checked_quantization(quantize, quantization, "a model case"),
-                   dynamic_shapes=dynamic_shapes, arm_backend=loader.arm_backend())
+                   quantization=_checked_quantization(quantize, configuration, "a model case"),
+                   dynamic_shapes=dynamic_shapes, arm_backend=loader.arm_backend(), trace=_flag("trace", trace))
 
     @classmethod
     def from_result(cls, result) -> "Case":
@@ -100,9 +103,9 @@ class Case:
                       transform_passes=list(result.transform_passes) or None, quantization=result.quantization or None)
 
     def replace(self, **changes) -> "Case":
-        """The same case with `profile`, `policy`, `transform_passes`, `quantization`, `seed` or `dtype` (a
-        catalogue case's) changed, each checked as when a case is made."""
-        allowed = {"profile", "policy", "transform_passes", "quantization", "seed", "dtype"}
+        """The same case with `profile`, `policy`, `transform_passes`, `quantization`, `trace`, `seed` or `dtype`
+        (a catalogue case's) changed, each checked as when a case is made."""
+        allowed = {"profile", "policy", "transform_passes", "quantization", "trace", "seed", "dtype"}
         unknown = sorted(set(changes) - allowed)
         if unknown:
             raise WorkbenchError(f"a case cannot change {', '.join(unknown)}; "
@@ -116,13 +119,15 @@ class Case:
             checked["policy"] = policies.get(changes["policy"])
         if "transform_passes" in changes:
             checked["transform_passes"] = transform_passes_stage.resolve(changes["transform_passes"])
+        if "trace" in changes:
+            checked["trace"] = _flag("trace", changes["trace"])
         if self.entry is not None and ("dtype" in changes or "seed" in changes):
             dtype = changes.get("dtype", self.dtype)
             kept = self.quantization if _dtypes.get(dtype).quantized else None
             return Case.of(self.name, dtype, checked.get("profile", self.profile),
                            policy=checked.get("policy", self.policy), seed=changes.get("seed", self.seed),
                            transform_passes=list(checked.get("transform_passes", self.transform_passes)) or None,
-                           quantization=changes.get("quantization", kept))
+                           quantization=changes.get("quantization", kept), trace=checked.get("trace", self.trace))
         if "quantization" in changes:
             checked["quantization"] = _checked_quantization(self.quantize, changes["quantization"],
                                                             f"dtype {self.dtype}" if self.entry else "this model case")
@@ -169,7 +174,8 @@ class Case:
     def __str__(self) -> str:
         passes = f" transform_passes={','.join(self.pass_names)}" if self.transform_passes else ""
         quantized = f" {self.quantization_name}" if self.quantization_name else ""
-        return f"{self.name} [{self.dtype}{quantized}] {self.profile.name} policy={self.policy.name}{passes}"
+        traced = " traced" if self.trace else ""
+        return f"{self.name} [{self.dtype}{quantized}] {self.profile.name} policy={self.policy.name}{passes}{traced}"
 
 
 def _checked_quantization(quantize: bool, given, what: str):
@@ -180,6 +186,12 @@ def _checked_quantization(quantize: bool, given, what: str):
                                  "quantized: choose dtype qint8 for a catalogue operator, quantize=True for a model")
         return None
     return _quantization.DEFAULT if given is None else _quantization.parse(given)
+
+
+def _flag(name: str, value) -> bool:
+    if not isinstance(value, bool):
+        raise WorkbenchError(f"{name} must be True or False, got {value!r}")
+    return value
 
 
 def _registered(name: str):

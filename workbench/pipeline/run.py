@@ -17,6 +17,7 @@ from ..core.errors import WorkbenchError
 from ..core.records import CaseResult
 from ..stack import internals, loader
 from ..stack.call_scope import scoped
+from ..stages import trace as trace_stage
 from ..stages.state import Lowering, Prepared, StageObserver, ignore
 from . import sequence
 from .case import Case
@@ -47,29 +48,41 @@ def _run_here(case: Case, on_stage: StageObserver | None) -> CaseResult:
 
 
 def run_case(op: str, dtype: str, profile, *, policy=None, seed: int = 0, transform_passes=None,
-             quantization=None, isolate: bool = False, timeout: float | None = None) -> CaseResult:
+             quantization=None, trace: bool = False) -> CaseResult:
     """Run one catalogue operator with `dtype` inputs (seeded) under a TOSA `profile`: `run(Case.of(...))`.
 
     transform_passes: extra lowering passes, by name (`workbench.passes.names()`), class or instance (see
     stages/transform_passes.py). quantization: how a qint8 case is quantized, e.g. "a16w8" (core/quantization.py;
-    default int8). isolate and timeout: as for `run`.
+    default int8). trace=True: also trace every delegate's tensors (result.trace, result.first_divergence). In a
+    child process (crash and hang safe): `run(Case.of(...), isolate=True, timeout=...)`.
     """
     case = Case.of(op, dtype, profile, policy=policy, seed=seed, transform_passes=transform_passes,
-                   quantization=quantization)
-    return run(case, isolate=isolate, timeout=timeout)
+                   quantization=quantization, trace=trace)
+    return run(case)
 
 
-def run_model(module, inputs, profile, *, policy=None, quantize: bool = False, dynamic_shapes=None,
-              name: str | None = None, transform_passes=None, quantization=None) -> CaseResult:
+def run_model(module, inputs, profile, *, policy=None, quantize=False, dynamic_shapes=None,
+              name: str | None = None, transform_passes=None, trace: bool = False) -> CaseResult:
     """Run any nn.Module on a tuple of example inputs under a TOSA `profile`, in this process: `run(Case.model(...))`.
 
-    quantize=True first quantizes the float model with the Arm TOSA quantizer (symmetric int8); quantization=
-    "a16w8", "int8+per-tensor", ... quantizes it that way (core/quantization.py). To run it in a child process,
+    quantize=True first quantizes the float model with the Arm TOSA quantizer (symmetric int8); a configuration's
+    name quantizes it that way, e.g. quantize="a16w8" (core/quantization.py). trace=True: also trace every
+    delegate's tensors (result.trace, result.first_divergence). To run it in a child process,
     `run(Case.model(...), isolate=True)` (the child is forked: the module need not be picklable).
     """
     case = Case.model(module, inputs, profile, policy=policy, quantize=quantize, dynamic_shapes=dynamic_shapes,
-                      name=name, transform_passes=transform_passes, quantization=quantization)
+                      name=name, transform_passes=transform_passes, trace=trace)
     return run(case)
+
+
+def trace(result: CaseResult) -> CaseResult:
+    """`result`'s case run again with a per-tensor trace (a result read back from a file: its catalogue case,
+    Case.from_result); a result that already holds a trace is returned as it is."""
+    if not isinstance(result, CaseResult):
+        raise WorkbenchError(f"trace takes a CaseResult, got {type(result).__name__}")
+    if result.trace:
+        return result
+    return run(Case.from_result(result).replace(trace=True))
 
 
 class Exports:
@@ -125,16 +138,19 @@ def _result(state: Lowering, error) -> CaseResult:
         cause = f"({failure.root_cause_type}: {failure.root_cause})"
         if error is not None:
             notes.append(f"the {failure.stage} stage failed too {cause}")
+        elif failure.stage == trace_stage.NAME:
+            notes.append(f"not traced: the trace stage failed {cause}")
         elif state.lowered:
             notes.append(f"not compared: the {failure.stage} stage failed {cause}")
-    error = error or (skipped[0] if skipped else None)
+    # a failed trace is told in the notes: the case's own result is what it was without the trace
+    error = error or next((f for f in skipped if f.stage != trace_stage.NAME), None)
     return CaseResult(
         op=prepared.label, dtype=prepared.dtype, profile=state.profile.name, policy=state.policy.name,
         seed=prepared.seed, outcome=state.outcome, numerics=state.numerics, nodes=state.nodes, error=error,
         delegates=tuple(state.delegates), outputs=tuple(state.outputs), timings=dict(state.timings),
         versions=dict(loader.versions()), notes=tuple(notes),
         arm_backend=loader.arm_backend(), transform_passes=state.case.pass_names,
-        quantization=state.case.quantization_name,
+        quantization=state.case.quantization_name, trace=tuple(state.trace),
         case=state.case,
     )
 

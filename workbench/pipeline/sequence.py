@@ -14,13 +14,13 @@ from ..core.errors import WorkbenchError
 from ..core.failures import error_info
 from ..core.outcomes import FAILURE_NUMERICS, FAILURE_OUTCOME, Numerics, Outcome
 from ..core.records import ErrorInfo
-from ..stages import compare, compliance, eager, export, lower, quantize, reference
+from ..stages import compare, compliance, eager, export, lower, quantize, reference, trace
 
 # What a case does once, whatever the profile: it ends in a torch.export program (or an export_error).
 PREPARE = (eager, quantize, export)
 # What it does per profile: partition and lower, run what was delegated, compare with eager (float outputs judged
-# in TOSA's compliance modes where one is defined).
-PER_PROFILE = (lower, reference, compare, compliance)
+# in TOSA's compliance modes where one is defined), and for a case that asks, trace every delegate's tensors.
+PER_PROFILE = (lower, reference, compare, compliance, trace)
 
 
 def run_stages(stages, state, observe) -> ErrorInfo | None:

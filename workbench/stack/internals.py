@@ -168,6 +168,11 @@ HOOKS: dict[str, Hook] = {h.key: h for h in (
          "judging float outputs in the TOSA conformance suite's compliance mode (stack/conformance.py)",
          "the compliance verdict: float outputs are judged by the dtype tolerances only", True,
          lambda: importlib.import_module(".conformance", __package__).probe(), probe_at_load=False),
+    Hook("trace", "tosa.TosaBasicBlock's outputs slot, ArmPassManager.transform_to_backend_pipeline, "
+         "TosaCompileSpec._from_list, torch.fx node.meta['from_node']",
+         "the per-tensor trace: every TOSA tensor as the reference model computed it, beside its FX node's eager "
+         "value (stack/tosa_trace.py)", "the per-tensor trace (trace=True): a result says it was not traced", False,
+         lambda: importlib.import_module(".tosa_trace", __package__).probe(), probe_at_load=False),
     Hook("arm_test_suite", "executorch.backends.arm.test (tester/test_pipeline.py pipelines, ArmTester, "
          "common.parametrize)", "reading executorch's own Arm tests as cases (stack/arm_test_capture.py)",
          "executorch's Arm tests as cases (`workbench sweep --arm-tests`, `workbench.cases.from_arm_tests`)", False,

@@ -24,11 +24,13 @@ def run(state: Lowering) -> None:
 @dataclass(frozen=True)
 class DelegateRun:
     """One call of a delegate on the reference model: the TOSA graph's input arrays and its output arrays, as
-    the reference model took and gave them (a later judge runs the same graph on the same inputs again)."""
+    the reference model took and gave them (a later judge runs the same graph on the same inputs again), and the
+    call's own arguments (tensors, in the order of the delegate's user inputs: what its edge program takes)."""
 
     lowered_module: Any
     inputs: tuple
     outputs: tuple
+    arguments: tuple = ()
 
 
 class ReferenceModelError(RuntimeError):
@@ -97,7 +99,7 @@ def run_delegate(lowered_module, inputs, notes: list | None = None, runs: list |
     if status != trm.GraphStatus.TOSA_VALID:
         raise ReferenceModelError(f"reference model returned {getattr(status, 'name', status)}")
     if runs is not None:
-        runs.append(DelegateRun(lowered_module, tuple(arrays), tuple(outputs)))
+        runs.append(DelegateRun(lowered_module, tuple(arrays), tuple(outputs), tuple(inputs)))
     output_node = lowered_module.original_module.graph.output_node()
     expected = [node.meta["val"] for node in output_node.args[0]]
     if notes is not None:

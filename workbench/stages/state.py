@@ -58,6 +58,7 @@ class Lowering:
     actual: list | None = None  # the lowered program's outputs, flat
     delegate_runs: list = field(default_factory=list)  # reference.DelegateRun of each delegate call, in order
     outputs: list = field(default_factory=list)  # OutputComparisons
+    trace: list = field(default_factory=list)  # TraceRows of a traced case (stages/trace.py)
     outcome: Outcome | None = None
     numerics: Numerics = Numerics.NOT_RUN
     notes: list[str] = field(default_factory=list)

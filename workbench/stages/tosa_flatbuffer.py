@@ -31,8 +31,8 @@ def _enum_names(enum_class) -> dict[int, str]:
     return {v: k for k, v in vars(enum_class).items() if not k.startswith("_") and isinstance(v, int)}
 
 
-def read_operators(flatbuffer: bytes) -> list[TosaOpInfo]:
-    """Every operator of every block, in serialization order."""
+def read_operators(flatbuffer: bytes, main_block_only: bool = False) -> list[TosaOpInfo]:
+    """Every operator of every block (or of the main block only), in serialization order."""
     from tosa.DType import DType
     from tosa.Op import Op
     from tosa.TosaGraph import TosaGraph
@@ -40,9 +40,9 @@ def read_operators(flatbuffer: bytes) -> list[TosaOpInfo]:
     op_names, dtype_names = _enum_names(Op), _enum_names(DType)
     graph = TosaGraph.GetRootAs(bytes(flatbuffer), 0)
     operators: list[TosaOpInfo] = []
-    for r in range(graph.RegionsLength()):
+    for r in range(1 if main_block_only else graph.RegionsLength()):
         region = graph.Regions(r)
-        for b in range(region.BlocksLength()):
+        for b in range(1 if main_block_only else region.BlocksLength()):
             block = region.Blocks(b)
             tensors = {}
             for t in range(block.TensorsLength()):

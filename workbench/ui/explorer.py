@@ -1,6 +1,6 @@
 """The explorer: choose operator, dtype, profile and policy, press Run, read the result in tabs.
 
-A thin layer: it calls `run_case` and arranges the headless views (views/) in widgets that hold
+A thin layer: it runs a `Case` and arranges the headless views (views/) in widgets that hold
 their content directly (HTML, PNG images), so it works the same in JupyterLab and when driven in tests.
 
 After Run only the status and summary lines, the partition graph, the reasons and the tab Run opens are
@@ -19,7 +19,8 @@ from .. import catalogue, policies, views
 from ..core import dtypes, quantization
 from ..core.errors import WorkbenchError
 from ..core.outcomes import Outcome
-from ..pipeline.run import run_case
+from ..pipeline.case import Case
+from ..pipeline.run import run
 from ..stages import transform_passes
 from ..stack import arm_backend, profiles
 from ..views.graph import partition_graph
@@ -222,9 +223,9 @@ class Explorer(widgets.VBox):
 
     def _run_and_show(self):
         try:
-            result = run_case(self.op.value, self.dtype.value, self.chosen_profile, policy=self.policy.value,
-                              isolate=self.isolate.value, transform_passes=list(self.transform_passes.value),
-                              quantization=self.chosen_quantization)
+            case = Case.of(self.op.value, self.dtype.value, self.chosen_profile, policy=self.policy.value,
+                           transform_passes=list(self.transform_passes.value), quantization=self.chosen_quantization)
+            result = run(case, isolate=self.isolate.value)
         except WorkbenchError as exc:  # bad input: said inline, never as a traceback
             self.status.value = f"<span style='color:#c62828'>✗ {html.escape('; '.join(str(exc).splitlines()))}</span>"
             return None

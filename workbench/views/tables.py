@@ -51,6 +51,36 @@ def numerics_frame(result):
     return frame.drop(columns=optional)
 
 
+TRACE_COLUMNS = ["delegate", "tosa_op", "tensor", "fx_node", "dtype", "shape", "within_tolerance",
+                 "max_abs_error", "max_ulp", "max_steps", "snr_db", "judged by", "note"]
+
+
+def trace_frame(result):
+    """One row per traced tensor, in graph order (result.trace; empty for a case run without trace=True). The
+    values themselves stay in the rows (TraceRow.eager, .reference)."""
+    import pandas as pd
+
+    return pd.DataFrame(
+        [{"delegate": r.delegate, "tosa_op": r.tosa_op, "tensor": r.tensor, "fx_node": r.fx_node or "no FX node",
+          "dtype": r.dtype, "shape": str(list(r.shape)), "within_tolerance": r.within_tolerance,
+          "max_abs_error": r.max_abs_error, "max_ulp": r.max_ulp, "max_steps": r.max_steps, "snr_db": r.snr_db,
+          "judged by": r.yardstick, "note": r.note}
+         for r in result.trace],
+        columns=TRACE_COLUMNS,
+    )
+
+
+def trace_text(result) -> str:
+    """trace_frame as a text table for the terminal."""
+    from ..core.text import table
+
+    def cell(value) -> str:
+        return "" if value is None or value != value else f"{value:.4g}" if isinstance(value, float) else str(value)
+
+    frame = trace_frame(result)
+    return table([[cell(v) for v in row] for row in frame.values.tolist()], list(frame.columns), max_width=50)
+
+
 def _flat(values) -> list:
     if isinstance(values, list):
         return [v for item in values for v in _flat(item)]
