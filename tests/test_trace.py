@@ -98,3 +98,34 @@ def test_trace_is_part_of_the_case_and_its_cache_key():
     assert keys.key(case) != keys.key(case.replace(trace=True))
     with pytest.raises(workbench.WorkbenchError, match="trace must be True or False"):
         case.replace(trace="yes")
+
+
+@pytest.mark.slow
+def test_the_partition_graph_outlines_the_first_divergence_and_gives_each_node_its_error(overflowing_log_softmax):
+    from workbench.views.graph import partition_graph
+    from workbench.views.graph_layout import partition_dot
+
+    graph = partition_graph(overflowing_log_softmax)
+    assert graph.diverging() == "aten__log_softmax_default"
+    assert graph.nodes["aten_tanh_default"].error == "0 ULP" and not graph.nodes["aten_tanh_default"].diverges
+    assert graph.nodes["aten__log_softmax_default"].error.endswith("ULP")
+    source = partition_dot(overflowing_log_softmax).source
+    assert source.count("wb-diverges") == 1 and "first divergence: inf ULP" in source
+
+
+@pytest.mark.slow
+def test_the_explorer_shows_the_trace_and_the_chosen_tensors_values(overflowing_log_softmax):
+    from workbench.ui.explorer import TAB_TITLES, Explorer
+
+    ui = Explorer(threaded=False)
+    ui.show(overflowing_log_softmax)
+    ui.tabs.selected_index = TAB_TITLES.index("Numerics")
+    first = overflowing_log_softmax.trace.index(overflowing_log_softmax.first_divergence)
+    assert "first divergence: <b>aten__log_softmax_default" in ui.trace_html.value
+    assert ui.trace_html.value.count("wb-diverges") == 1  # its table row, marked
+    assert ui.trace_row.value == first and "eager: <code>[[" in ui.trace_values.value
+    ui.trace_row.value = 0  # another tensor chosen: its values
+    assert overflowing_log_softmax.trace[0].tensor in ui.trace_values.value
+    ui.show(workbench.run_case("add", "float32", "TOSA-1.0+FP"))  # an untraced result: no trace shown
+    ui.tabs.selected_index = TAB_TITLES.index("Numerics")
+    assert ui.trace_html.value == "" and ui.trace_row.layout.display == "none"

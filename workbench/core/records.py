@@ -232,6 +232,17 @@ class TraceRow:
         """`aten_tanh_default (tosa_tanh_default in delegate_0)`: where a divergence starts."""
         return f"{self.fx_node or 'no FX node'} ({self.tensor} in {self.delegate})"
 
+    def error_text(self, *, full: bool = False) -> str:
+        """The error in the row's own terms: "2 steps of 0.0078", "0.5 ULP", else "max_abs_error=3e-07"; with
+        full=True every measure, the note and the yardstick."""
+        steps = f"{self.max_steps:.3g} steps of {self.scale:.3g}" if self.max_steps is not None else ""
+        ulp = f"{self.max_ulp:.3g} ULP" if self.max_ulp is not None else ""
+        absolute = f"max_abs_error={self.max_abs_error:g}" if self.max_abs_error is not None else ""
+        if not full:
+            return steps or ulp or absolute
+        parts = [absolute, ulp, steps, f"SNR {self.snr_db:.1f} dB" if self.snr_db is not None else "", self.note]
+        return "; ".join(p for p in parts if p) + (f"; judged by {self.yardstick}" if self.yardstick else "")
+
 
 @dataclass(frozen=True)
 class CaseResult:

@@ -52,20 +52,13 @@ def format_result(result) -> str:
     if result.trace:
         first = result.first_divergence
         judged = sum(row.within_tolerance is not None for row in result.trace)
-        lines.append(f"first divergence: {first.label()}, {_row_error(first)}" if first else
+        lines.append(f"first divergence: {first.label()}, {first.error_text(full=True)}" if first else
                      f"first divergence: none ({judged} of {len(result.trace)} traced tensors judged, all within)")
     lines += [f"note: {note}" for note in result.notes]
     timing = " ".join(f"{k}={v:.2f}s" for k, v in result.timings.items())
     lines.append(f"timings: {timing}")
     return "\n".join(lines)
 
-
-def _row_error(row) -> str:
-    parts = [f"max_abs_error={row.max_abs_error:g}" if row.max_abs_error is not None else "",
-             f"{row.max_ulp:.3g} ULP" if row.max_ulp is not None else "",
-             f"{row.max_steps:.3g} steps of {row.scale:.3g}" if row.max_steps is not None else "",
-             f"SNR {row.snr_db:.1f} dB" if row.snr_db is not None else "", row.note]
-    return "; ".join(p for p in parts if p) + (f"; judged by {row.yardstick}" if row.yardstick else "")
 
 
 SUMMARY_COLUMNS = ("op", "dtype", "profile", "outcome", "numerics", "reason")

@@ -40,6 +40,30 @@ def _table_html(frame) -> str:
     return frame.to_html(index=False, escape=True, border=0, classes="wb-table")
 
 
+def _marked_row(table: str, index: int | None) -> str:
+    """The table with body row `index` marked (class wb-diverges, a blue band) as the first divergence."""
+    if index is None:
+        return table
+    head, _, body = table.partition("<tbody>")
+    before, *rows = body.split("<tr>")
+    rows[index] = " class='wb-diverges' style='background:#e3f2fd; outline:2px dashed #1565c0'" + rows[index]
+    return head + "<tbody>" + before + "".join("<tr" + (r if r.startswith(" class=") else ">" + r) for r in rows)
+
+
+def _trace_values_html(row) -> str:
+    """One traced tensor's values, eager beside the reference model's (dequantized too for a quantized one)."""
+    def shown(values) -> str:
+        text = "not computed" if values is None else str(values)
+        return html.escape(text if len(text) <= 1200 else text[:1199] + "…")
+
+    lines = [f"<b>{html.escape(row.label())}</b> {html.escape(row.dtype)}{list(row.shape)}: "
+             f"{html.escape(row.error_text(full=True) or 'not judged')}",
+             f"eager: <code>{shown(row.eager)}</code>", f"reference: <code>{shown(row.reference)}</code>"]
+    if row.reference_dequantized is not None:
+        lines += [f"reference dequantized: <code>{shown(row.reference_dequantized)}</code>"]
+    return "<div style='padding:0.3em 0'>" + "<br>".join(lines) + "</div>"
+
+
 def _summary_html(result) -> str:
     row = model_summary(result)
     crossings = f" ({html.escape(row['crossings'])})" if row["crossings"] else ""
@@ -75,6 +99,7 @@ class Explorer(widgets.VBox):
         self.save_button.on_click(lambda _: self.save_flatbuffers())
         self.culprits_button.on_click(lambda _: self.find_culprits())
         self.tabs.observe(self._on_tab_selected, names="selected_index")
+        self.trace_row.observe(self._on_trace_row, names="value")
 
         self._on_op({"new": op})
         if dtype in self.dtype.options:
@@ -106,6 +131,9 @@ class Explorer(widgets.VBox):
                                                   layout=widgets.Layout(width="60%"))
         self.isolate = widgets.Checkbox(value=False, description="isolate (child process: crash and hang safe)",
                                         indent=False)
+        # every delegate's tensors beside eager's (stages/trace.py), shown in the Numerics tab
+        self.trace = widgets.Checkbox(value=False, description="trace tensors", indent=False,
+                                      layout=widgets.Layout(width="auto"))
         self.run_button = widgets.Button(description="Run", button_style="primary", icon="play")
         self.progress = widgets.IntProgress(value=0, min=0, max=1, description="", bar_style="info",
                                             layout=widgets.Layout(visibility="hidden", width="160px"))
@@ -118,7 +146,7 @@ class Explorer(widgets.VBox):
         return widgets.VBox([
             widgets.HBox([self.op, self.dtype, self.quantization]),
             widgets.HBox([self.profile, self.custom_profile, self.profile_status]),
-            widgets.HBox([self.policy, self.isolate, self.run_button, self.progress]),
+            widgets.HBox([self.policy, self.isolate, self.trace, self.run_button, self.progress]),
             self.transform_passes,
             self.backend_html,
             self.status,
@@ -133,6 +161,10 @@ class Explorer(widgets.VBox):
         self.reasons_html = widgets.HTML()
         self.numerics_html = widgets.HTML()
         self.numerics_image = widgets.Image(format="png", layout=widgets.Layout(display="none"))
+        # the trace of a traced result: its table, and one chosen tensor's eager and reference values
+        self.trace_html = widgets.HTML().add_class("wb-trace")
+        self.trace_row = widgets.Dropdown(description="tensor", layout=widgets.Layout(display="none", width="90%"))
+        self.trace_values = widgets.HTML().add_class("wb-trace-values")
         self.tosa_html = widgets.HTML()
         self.save_button = widgets.Button(description="Save flatbuffer", icon="download", disabled=True)
         self.save_status = widgets.HTML()
@@ -149,7 +181,8 @@ class Explorer(widgets.VBox):
         tabs = widgets.Tab(children=[
             self.graph_view,
             self.reasons_html,
-            widgets.VBox([self.numerics_html, self.numerics_image]),
+            widgets.VBox([self.numerics_html, self.numerics_image, self.trace_html, self.trace_row,
+                          self.trace_values]),
             widgets.VBox([self.tosa_html, widgets.HBox([self.save_button, self.save_status])]),
             widgets.VBox([self.error_html, self.traceback_fold, self.culprits_button, self.culprits_html]),
             self.reproduce_html,
@@ -224,7 +257,8 @@ class Explorer(widgets.VBox):
     def _run_and_show(self):
         try:
             case = Case.of(self.op.value, self.dtype.value, self.chosen_profile, policy=self.policy.value,
-                           transform_passes=list(self.transform_passes.value), quantization=self.chosen_quantization)
+                           transform_passes=list(self.transform_passes.value), quantization=self.chosen_quantization,
+                           trace=self.trace.value)
             result = run(case, isolate=self.isolate.value)
         except WorkbenchError as exc:  # bad input: said inline, never as a traceback
             self.status.value = f"<span style='color:#c62828'>✗ {html.escape('; '.join(str(exc).splitlines()))}</span>"
@@ -288,6 +322,8 @@ class Explorer(widgets.VBox):
     def _clear_lazy_tabs(self) -> None:
         """Empty the tabs rendered when opened, so none shows the previous result meanwhile."""
         self.numerics_html.value = self.tosa_html.value = self.reproduce_html.value = ""
+        self.trace_html.value = self.trace_values.value = ""
+        self.trace_row.options, self.trace_row.layout.display = [], "none"
         self._set_numerics_image(b"")
         self.error_html.value = self.traceback_html.value = ""
 
@@ -304,6 +340,31 @@ class Explorer(widgets.VBox):
         )
         figure = views.numerics_figure(result)
         self._set_numerics_image(views.figure_png(figure) if figure is not None else b"")
+        self._render_trace(result)
+
+    def _render_trace(self, result) -> None:
+        if not result.trace:
+            self.trace_html.value = ("" if result.case is None or not result.case.trace else
+                                     "<i>no trace: nothing was delegated, or see the notes</i>")
+            return
+        first = result.first_divergence
+        index = result.trace.index(first) if first is not None else None
+        judged = sum(row.within_tolerance is not None for row in result.trace)
+        heading = (f"first divergence: <b>{html.escape(first.label())}</b>, {html.escape(first.error_text())}"
+                   if first is not None else f"no divergence: {judged} of {len(result.trace)} tensors judged, all "
+                   "within tolerance")
+        self.trace_html.value = (f"<b>trace</b>: every tensor of each delegate, in graph order; {heading}<br>"
+                                 + _marked_row(_table_html(views.trace_frame(result)), index))
+        self.trace_row.options = [(f"{i}: {row.tensor} ({row.fx_node or 'no FX node'})", i)
+                                  for i, row in enumerate(result.trace)]
+        self.trace_row.layout.display = None
+        self.trace_row.value = index if index is not None else 0
+        self._on_trace_row({"new": self.trace_row.value})
+
+    def _on_trace_row(self, change) -> None:
+        if self.result is None or change["new"] is None or not self.result.trace:
+            return
+        self.trace_values.value = _trace_values_html(self.result.trace[change["new"]])
 
     def _set_numerics_image(self, png: bytes) -> None:
         self.numerics_image.value = png

@@ -5,7 +5,8 @@ with matplotlib alone, so it renders on any machine without a system graph-layou
 
 After a lowering error the node the failing pass was working on (ErrorInfo.failing_node, see `failing_record`)
 is drawn apart from the other accepted-then-failed nodes: dark-red thick border, hatched, and the pass's name
-under it.
+under it. A traced result (result.trace) gives each delegated node with a judged tensor its error, and the node
+where the numbers first part from eager (result.first_divergence) a blue dashed border.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ KIND_LABELS = {
 }
 FAILING_EDGE = "#7f0000"  # border and hatch of the node the failing pass was working on
 FAILING_LABEL = "failing node"
+DIVERGING_EDGE = "#1565c0"  # dashed border of the first node whose traced tensor leaves tolerance
+DIVERGING_LABEL = "first divergence from eager"
 
 
 @dataclass
@@ -43,6 +46,8 @@ class GraphNode:
     layer: int = 0
     row: int = 0
     failing: str | None = None  # on the failing node: "raised in <pass>" (and the lowered node's name if another)
+    error: str | None = None  # a traced node's largest error ("1 step of 0.0078", "0.5 ULP")
+    diverges: bool = False  # the first divergence of a traced result
 
 
 @dataclass
@@ -56,6 +61,10 @@ class PartitionGraph:
     def failing(self) -> str | None:
         """The name of the node drawn as the failing one, if any."""
         return next((name for name, node in self.nodes.items() if node.failing), None)
+
+    def diverging(self) -> str | None:
+        """The name of the node drawn as the first divergence, if any."""
+        return next((name for name, node in self.nodes.items() if node.diverges), None)
 
     def delegates(self) -> dict[str, list[str]]:
         groups: dict[str, list[str]] = {}
@@ -96,8 +105,31 @@ def partition_graph(result) -> PartitionGraph:
         graph.edges += [(arg, record.name) for arg in record.args]
     if failed:
         _mark_failing(graph, result)
+    _mark_trace(graph, result)
     _layout(graph)
     return graph
+
+
+def _mark_trace(graph: PartitionGraph, result) -> None:
+    """Each node's largest judged error (its tensors across delegate calls), and the first divergence."""
+    worst: dict[str, object] = {}
+    for row in result.trace:
+        if row.within_tolerance is None or row.fx_node not in graph.nodes:
+            continue
+        kept = worst.get(row.fx_node)
+        if kept is None or (kept.within_tolerance, _size(kept)) > (row.within_tolerance, _size(row)):
+            worst[row.fx_node] = row
+    for name, row in worst.items():
+        graph.nodes[name].error = row.error_text()
+    first = result.first_divergence
+    if first is not None and first.fx_node in graph.nodes:
+        graph.nodes[first.fx_node].diverges = True
+
+
+def _size(row) -> float:
+    """A row's error for ordering rows of one node (larger first): steps, else ULP, else absolute."""
+    value = next((v for v in (row.max_steps, row.max_ulp, row.max_abs_error) if v is not None), 0.0)
+    return -value
 
 
 def failing_record(result):
@@ -178,6 +210,7 @@ def draw_partition(result, graph: PartitionGraph | None = None, *, width_per_lay
     for name, node in graph.nodes.items():
         x, y = pos[name]
         border = dict(edgecolor=FAILING_EDGE, linewidth=3.0, hatch="///") if node.failing else \
+            dict(edgecolor=DIVERGING_EDGE, linewidth=3.0, linestyle="--") if node.diverges else \
             dict(edgecolor="#37474f")
         ax.add_patch(FancyBboxPatch((x - box_w / 2, y - box_h / 2), box_w, box_h, gid=name,
                                     boxstyle="round,pad=0.05", facecolor=KIND_COLOURS[node.kind], **border))
@@ -190,6 +223,10 @@ def draw_partition(result, graph: PartitionGraph | None = None, *, width_per_lay
             ax.text(x, y - box_h / 2 - 0.15, node.failing, ha="center", va="top", fontsize=7.5, fontweight="bold",
                     color=FAILING_EDGE, gid=f"{name}:failing",
                     bbox=dict(facecolor="white", edgecolor="none", alpha=0.85, pad=1.0))
+        elif node.error:
+            ax.text(x, y - box_h / 2 - 0.15, ("first divergence: " if node.diverges else "") + node.error,
+                    ha="center", va="top", fontsize=7, color=DIVERGING_EDGE if node.diverges else "#37474f",
+                    bbox=dict(facecolor="white", edgecolor="none", alpha=0.85, pad=1.0))
     xs = [p[0] for p in pos.values()] or [0]
     ys = [p[1] for p in pos.values()] or [0]
     ax.set_xlim(min(xs) - 1.8, max(xs) + 1.8)
@@ -199,6 +236,9 @@ def draw_partition(result, graph: PartitionGraph | None = None, *, width_per_lay
     if graph.failing():
         handles.append(Patch(facecolor=KIND_COLOURS["failed"], edgecolor=FAILING_EDGE, linewidth=2.0, hatch="///",
                              label=FAILING_LABEL))
+    if graph.diverging():
+        handles.append(Patch(facecolor=KIND_COLOURS["tosa"], edgecolor=DIVERGING_EDGE, linewidth=2.0,
+                             linestyle="--", label=DIVERGING_LABEL))
     ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.02), ncol=3,
               fontsize=8, frameon=False)
     ax.set_title(_title(result, graph), fontsize=10)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from .graph import KIND_COLOURS, PartitionGraph, _short_target, partition_graph, short_reason
+from .graph import DIVERGING_EDGE, KIND_COLOURS, PartitionGraph, _short_target, partition_graph, short_reason
 from .summary import cpu_islands
 
 COLLAPSE_ABOVE = 60  # computed nodes: above this, groups start collapsed
@@ -202,10 +202,17 @@ def _node_attrs(structure: GraphStructure, name: str, matched: bool) -> dict[str
         if failing:
             lines += failing.splitlines()
             classes.append("wb-failing")
+        diverges = getattr(node, "diverges", False)
+        if getattr(node, "error", None):
+            lines.append(("first divergence: " if diverges else "error: ") + node.error)
+        if diverges:
+            classes.append("wb-diverges")
         tooltip = [record.target, record.dtype_summary()] + ([node.reason] if node.reason else [])
         attrs = {"label": _text("\n".join(lines)), "fillcolor": colour, "tooltip": _text("\n".join(tooltip))}
     if failing:
         attrs.update(color=FAILING_COLOUR, penwidth="3", style="rounded,filled,bold")
+    elif getattr(node, "diverges", False):
+        attrs.update(color=DIVERGING_EDGE, penwidth="3", style="rounded,filled,dashed")
     if matched:
         attrs.update(color=MATCH_COLOUR, penwidth="4")
     attrs["class"] = " ".join(classes)
@@ -218,6 +225,9 @@ def _group_box_attrs(structure: GraphStructure, group: Group, found: set[str]) -
     failing = [m for m in group.members if getattr(structure.graph.nodes[m], "failing", None)]
     if failing:
         lines.append(f"failing node: {failing[0]} ({structure.graph.nodes[failing[0]].failing.splitlines()[0]})")
+    diverging = [m for m in group.members if getattr(structure.graph.nodes[m], "diverges", False)]
+    if diverging:
+        lines.append(f"first divergence from eager: {diverging[0]}")
     if group.parameters:
         lines.append(f"reads {group.parameters} parameters / constants")
     if hits:
