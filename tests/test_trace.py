@@ -129,3 +129,15 @@ def test_the_explorer_shows_the_trace_and_the_chosen_tensors_values(overflowing_
     ui.show(workbench.run_case("add", "float32", "TOSA-1.0+FP"))  # an untraced result: no trace shown
     ui.tabs.selected_index = TAB_TITLES.index("Numerics")
     assert ui.trace_html.value == "" and ui.trace_row.layout.display == "none"
+
+
+@pytest.mark.slow
+def test_a_traced_sweep_names_each_rows_first_divergence_and_is_cached_apart(tmp_path):
+    matrix = workbench.Matrix(["add"], ["float32"], ["TOSA-1.0+FP"])
+    plain = workbench.sweep(matrix, cache=str(tmp_path), workers=1, progress=False)
+    traced = workbench.sweep(matrix.replace(trace=True), cache=str(tmp_path), workers=1, progress=False)
+    assert not traced.cached[0]  # the untraced result does not answer for a traced one
+    assert (plain.first_divergence[0], traced.first_divergence[0]) == ("", "")  # traced, all within
+    (again,) = workbench.sweep_results(matrix.replace(trace=True), cache=str(tmp_path), workers=1)
+    assert again.trace and again.first_divergence is None  # the cached result keeps its trace
+    assert "--trace" in matrix.replace(trace=True).to_arguments()

@@ -33,8 +33,6 @@ def _parser() -> argparse.ArgumentParser:
     _add_policy_option(run, several=False)
     run.add_argument("--seed", type=int, default=0)
     run.add_argument("--json", action="store_true", help="print the full result as JSON")
-    run.add_argument("--trace", action="store_true",
-                     help="trace every delegate's tensors against eager and print the trace table")
     run.add_argument("--isolate", action="store_true", help="run in a child process (crash and hang safe)")
     run.add_argument("--timeout", type=float, default=None, help="seconds before an isolated case is stopped")
     run.add_argument("--emit-test", metavar="FILE", help="also write a pytest file asserting this outcome")
@@ -159,7 +157,7 @@ def _add_run_options(command) -> None:
 
 
 def _add_case_options(command) -> None:
-    """What a case holds beyond its operator, dtype, profile and policy: extra lowering passes, the quantization."""
+    """What a case holds beyond its operator, dtype, profile and policy: lowering passes, quantization, trace."""
     from .core import quantization
 
     command.add_argument("--transform-pass", metavar="NAME", action="append", default=None, dest="transform_passes",
@@ -168,6 +166,8 @@ def _add_case_options(command) -> None:
     command.add_argument("--quantization", metavar="NAME", default=None,
                          help="how qint8 cases are quantized: " + ", ".join(quantization.CHOICES)
                               + f" (default {quantization.DEFAULT.name}; a16w8's int16 tensors need +int16)")
+    command.add_argument("--trace", action="store_true", help="trace every delegate's tensors against eager (run: "
+                         "print the trace table; sweep: the first_divergence column)")
 
 
 def _add_arm_backend_option(command) -> None:
@@ -228,7 +228,7 @@ def _cmd_culprits(args) -> None:
     from .pipeline.run import run_case
 
     result = run_case(args.op, args.dtype, args.profile, policy=args.policy, seed=args.seed,
-                      transform_passes=args.transform_passes, quantization=args.quantization)
+                      transform_passes=args.transform_passes, quantization=args.quantization, trace=args.trace)
     search = find_culprits(result)
     print(json.dumps(search.to_dict(), indent=2) if args.json else search)
 
@@ -252,7 +252,8 @@ def _matrix(args, *, required: bool = True):
     if args.preset is None and args.ops is None and required:
         raise WorkbenchError(f"say what to sweep: --preset NAME ({', '.join(_sweep_presets())}) or --ops OP ...")
     given = {"ops": args.ops, "dtypes": args.dtypes, "profiles": args.profiles, "policies": args.policy,
-             "transform_passes": args.transform_passes, "seed": args.seed, "quantization": args.quantization}
+             "transform_passes": args.transform_passes, "seed": args.seed, "quantization": args.quantization,
+             "trace": args.trace or None}
     given = {name: value for name, value in given.items() if value is not None}
     return Matrix.preset(args.preset).replace(**given) if args.preset else Matrix(**given)
 
@@ -266,9 +267,7 @@ def _cmd_review(args) -> None:
     from .batch.sweeps import sweep_results
     from .core.text import format_results_table
 
-    matrix = Matrix.preset("review")
-    if args.policy:
-        matrix = matrix.replace(policies=args.policy)
+    matrix = Matrix.preset("review").replace(**({"policies": args.policy} if args.policy else {}))
     results = sweep_results(matrix, cache=_cache(args), workers=args.workers, progress=not args.json)
     if args.json:
         print(json.dumps([r.to_dict() for r in results], indent=2))

@@ -54,7 +54,8 @@ def serializable(objects) -> None:
 def _sent(case: Case) -> tuple:
     """What a task carries of a catalogue case: its entry by name (a catalogue is installed where the worker runs),
     the rest as objects."""
-    return case.name, case.dtype, case.seed, case.profile, case.policy, case.transform_passes, case.quantization
+    return (case.name, case.dtype, case.seed, case.profile, case.policy, case.transform_passes, case.quantization,
+            case.trace)
 
 
 @scoped
@@ -63,8 +64,8 @@ def dask_group(sent: list[tuple], arm_backend: dict) -> list[dict]:
     backend)."""
     backends.check_same(arm_backend)
     cases = [Case.of(op, dtype, profile, policy=policy, seed=seed, transform_passes=list(passes) or None,
-                     quantization=quantization)
-             for op, dtype, seed, profile, policy, passes, quantization in sent]
+                     quantization=quantization, trace=trace)
+             for op, dtype, seed, profile, policy, passes, quantization, trace in sent]
     reporter = _ListReporter()
     run_group(reporter, cases)
     return reporter.results

@@ -48,6 +48,7 @@ class Matrix:
     transform_passes: tuple = ()  # for every case: names, pass classes or instances
     seed: int = 0
     quantization: str = _quantization.DEFAULT.name  # how its qint8 cases are quantized (core/quantization.py)
+    trace: bool = False  # trace every case's delegates (stages/trace.py): rows get their first_divergence
     description: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
@@ -88,7 +89,7 @@ class Matrix:
         pairs = [(e.name, d) for e in entries for d in e.dtypes if self.dtypes is None or d in self.dtypes]
         passes = list(self.transform_passes) or None
         return [Case.of(op, dtype, spec, policy=policy, seed=self.seed, transform_passes=passes,
-                        quantization=self.quantization if _dtypes.get(dtype).quantized else None)
+                        quantization=self.quantization if _dtypes.get(dtype).quantized else None, trace=self.trace)
                 for op, dtype in pairs for spec in specs for policy in chosen]
 
     def groups(self) -> dict[tuple[str, str], list[Case]]:
@@ -109,7 +110,7 @@ class Matrix:
             return None
         return {"ops": self.ops, "dtypes": self.dtypes, "profiles": tuple(str(p) for p in self.profiles),
                 "seed": self.seed, "policies": [_policies.get(p).fingerprint() for p in self.policies],
-                "transform_passes": self.transform_passes, "quantization": self.quantization}
+                "transform_passes": self.transform_passes, "quantization": self.quantization, "trace": self.trace}
 
     def portable(self) -> str | None:
         """Why the matrix cannot be sent to another process by name (None when it can): a policy object that is
@@ -131,6 +132,7 @@ class Matrix:
     def to_arguments(self) -> list[str]:
         """The matrix as `workbench sweep` options (the caller has checked `portable()`)."""
         arguments = ["--seed", str(self.seed), "--quantization", self.quantization]
+        arguments += ["--trace"] if self.trace else []
         for option in ("ops", "dtypes"):
             if getattr(self, option) is not None:
                 arguments += [f"--{option}", *getattr(self, option)]

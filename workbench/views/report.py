@@ -117,6 +117,8 @@ def _failures(frame: pd.DataFrame) -> pd.DataFrame:
             steps = row.get("max_steps")
             in_steps = f" ({steps:.3g} quantization steps)" if pd.notna(steps) else ""
             numbers = f"max abs error {row['max_abs_error']:g}{in_steps}, {row['mismatches']} values differ"
+            if row.get("first_divergence"):
+                numbers += f", first divergence at {row['first_divergence']}"
             detail = f"{detail}; {numbers}" if detail else numbers
         if len(detail) > MAX_DETAIL:
             detail = detail[: MAX_DETAIL - 1] + "…"
