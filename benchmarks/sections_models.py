@@ -23,6 +23,9 @@ CULPRIT_CASE = ("two_culprits", "int64", "TOSA-1.1+FP+int64")
 # executorch's own Arm test files, each with the most parametrizations per test function to take (None: all).
 ARCHITECTURE_CASES = (("small_cnn", "float32", "TOSA-1.0+FP"), ("lstm_step", "int64", "TOSA-1.0+FP"))
 ARM_TEST_FILES = (("ops/test_cumsum.py", None), ("ops/test_add.py", 2))
+# The per-tensor trace's cost on a whole model, int8 and float (quick mode: int8 only).
+TRACE_CASES = (("small_cnn", "qint8", "TOSA-1.0+INT"), ("small_cnn", "float32", "TOSA-1.0+FP"))
+TRACE_RATIO_TARGET = 2.0
 QUICK_ARM_TEST_FILES = (("ops/test_cumsum.py", 2),)
 PYTEST_TIMEOUT_S = 1200
 
@@ -281,8 +284,38 @@ def arm_test_rows(table: Table, config: Settings, scratch: Path) -> None:
                      f"{expected_pass} / {agreeing} of {n}", "equal", verdict(same)))
 
 
+def trace_rows(table: Table, config: Settings) -> None:
+    """run_case with trace=True against without, interleaved, on the same warm case."""
+    for op, dtype, profile in TRACE_CASES[:1] if config.quick else TRACE_CASES:
+        label = f"{op} [{dtype}] {profile}"
+        say(f"  9. {label}: traced against untraced")
+        traced = {}
+
+        def run(trace: bool):
+            result = workbench.run_case(op, dtype, profile, trace=trace)
+            if trace:
+                traced["rows"] = len(result.trace)
+            return result
+
+        try:
+            run(True)  # warm-up of both paths' imports
+            times = {False: [], True: []}
+            for _ in range(config.reps):
+                for trace in times:
+                    times[trace].append(timed_with(True, None, lambda: run(trace)))
+        except Exception as exc:
+            table.add(9, Row(f"{label}: traced / untraced", failed(exc)))
+            continue
+        plain, with_trace = (statistics.median(times[t]) for t in (False, True))
+        ratio = with_trace / plain
+        table.add(9, Row(f"{label}: run_case traced ({traced['rows']} tensors) / untraced",
+                         f"{with_trace:.3f} / {plain:.3f} s", f"<= {TRACE_RATIO_TARGET:g}x",
+                         f"{ratio:.2f}x, {verdict(ratio <= TRACE_RATIO_TARGET)}"))
+
+
 def real_models_and_arm_tests(table: Table, config: Settings, scratch: Path) -> None:
     architecture_rows(table, config)
+    trace_rows(table, config)
     arm_test_rows(table, config, scratch)
 
 

@@ -158,3 +158,33 @@ def test_executorchs_tests_are_reproduced_in_their_own_configuration():
         ("TOSA-1.0+INT+int16", "a16w8+per-tensor", ())
     assert by_test["test_add_tensor_tosa_INT"].quantization == "int8"
     assert by_test["test_add_tensor_tosa_FP"].quantization == ""
+
+
+@pytest.mark.slow
+def test_a_real_multi_step_difference_is_a_mismatch_in_steps_as_executorch_says_and_the_trace_finds_it():
+    """a16w8 log near zero: the reference model's int16 TABLE (interpolated between 513 entries) is thousands of
+    steps off where log is steep; executorch's own TosaPipelineINT rejects the same module ("Output 0 does not
+    match reference output")."""
+    import torch
+    from executorch.backends.arm.quantizer import get_symmetric_a16w8_quantization_config
+    from executorch.backends.arm.test.tester.test_pipeline import TosaPipelineINT
+
+    class LogNearZero(torch.nn.Module):
+        def forward(self, x):
+            return torch.log(x.abs() + 0.01)
+
+    inputs = (torch.linspace(-6, 3, 256).reshape(4, 64),)
+    pipeline = TosaPipelineINT(LogNearZero(), inputs, [], exir_op=[], tosa_extensions=["int16"])
+    pipeline.quantizer.set_global(get_symmetric_a16w8_quantization_config())
+    with pytest.raises(AssertionError, match="does not match reference output"):
+        pipeline.run()
+
+    result = workbench.run_model(LogNearZero(), inputs, "TOSA-1.0+INT+int16", quantize="a16w8", trace=True)
+    (output,) = result.outputs
+    assert result.numerics is workbench.Numerics.MISMATCH and output.max_steps > 100, output.steps_text()
+    first = result.first_divergence  # the log's quantized output, which its TABLE and RESCALE compute
+    assert first.tosa_op == "RESCALE" and first.max_steps == output.max_steps
+    judged = [row for row in result.trace[:result.trace.index(first)] if row.within_tolerance is not None]
+    assert judged and all(row.within_tolerance for row in judged)
+    table = next(row for row in result.trace if row.tosa_op == "TABLE")
+    assert table.fx_node == "aten_log_default"  # named after the node it replaced, though no provenance says so

@@ -12,15 +12,19 @@
   is made again here from a copy of the delegate's edge program (`ArmPassManager.transform_to_backend_pipeline`,
   `TosaCompileSpec._from_list`, as `TOSABackend._preprocess_module` does).
 - `provenance`: the names of the nodes a node was made from (torch.fx's `node.meta["from_node"]`, NodeSource).
+- `replaced_by_table`: the node a TABLE node replaced, which its provenance does not record: InsertTableOpsPass
+  names the table's values after it (`b_<node>_table_constant`, backends/arm/_passes/insert_table_ops.py).
 """
 
 from __future__ import annotations
 
 import copy
+import re
 import struct
 
 from ..core.errors import StackError
 
+_TABLE_CONSTANT = re.compile(r"^b_(.+)_table_constant$")
 # The slot of TosaBasicBlock.outputs in the block's vtable (tosa.TosaBasicBlock.Outputs reads Offset(12)).
 _OUTPUTS_VTABLE_OFFSET = 12
 
@@ -99,6 +103,14 @@ def serialized_graph(lowered_module):
     spec = TosaCompileSpec._from_list(lowered_module.compile_specs)
     return ArmPassManager(spec).transform_to_backend_pipeline(exported_program=program,
                                                               graph_module=program.graph_module)
+
+
+def replaced_by_table(node) -> str | None:
+    """The name of the node a TABLE node replaced (read from its table constant's name); None for another node."""
+    if "TABLE" not in str(node.target) or len(node.args) < 2:
+        return None
+    found = _TABLE_CONSTANT.match(getattr(node.args[1], "name", ""))
+    return found.group(1) if found else None
 
 
 def provenance(node) -> list[str]:

@@ -172,8 +172,20 @@ def _origins(serialized, program) -> dict[str, tuple[str, ...]]:
             origins[node.name] = (direct[0],)
             continue
         shared = set(made_from)
-        origins[node.name] = tuple(n.name for n in reversed(edge) if shared & sources[n.name])
+        found = tuple(n.name for n in reversed(edge) if shared & sources[n.name])
+        origins[node.name] = found or _unrecorded_origin(node, origins, {n.name: n for n in edge})
     return origins
+
+
+def _unrecorded_origin(node, origins: dict, edge: dict) -> tuple[str, ...]:
+    """Where a node a pass made without provenance came from: a TABLE from the node it replaced (then the quantize
+    node after that, whose integers its rescaled output holds); a node of one input from what that input came
+    from; else nowhere."""
+    replaced = tosa_trace.replaced_by_table(node)
+    if replaced in edge:
+        return (replaced, *(user.name for user in edge[replaced].users if _is_quantize(user)))
+    inputs = node.all_input_nodes
+    return origins.get(inputs[0].name, ()) if len(inputs) == 1 else ()
 
 
 def _pick(candidates, tensor, eager, fx_nodes) -> str | None:
