@@ -5,9 +5,9 @@ Most tests use results built by hand (no executorch: fast); one runs the 336-nod
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import re
-from types import SimpleNamespace
 
 import matplotlib
 
@@ -15,8 +15,8 @@ matplotlib.use("Agg")
 
 import pytest
 
-from workbench.core.outcomes import Outcome
-from workbench.core.records import DelegateRecord, NodeRecord
+from workbench.core.outcomes import Numerics, Outcome
+from workbench.core.records import CaseResult, DelegateRecord, NodeRecord
 from workbench.views import graph_svg
 from workbench.views.graph import KIND_COLOURS
 from workbench.views.graph_layout import (COLLAPSE_ABOVE, INT64_COLOUR, MATCH_COLOUR, GraphOptions, graph_structure,
@@ -66,8 +66,9 @@ def stacked(stages: int, blocks: int, outcome=Outcome.PARTIAL):
                            [f"int64_add_{stage + 1}"], ["int64"], "float32", reason="Non-constant int64 input")]
     if outcome is Outcome.LOWERING_ERROR:
         delegates = []
-    return SimpleNamespace(op="model:StackedBlocks", dtype="float32", profile="TOSA-1.0+FP", outcome=outcome,
-                           nodes=nodes, delegates=delegates, error=None)
+    return CaseResult(op="model:StackedBlocks", dtype="float32", profile="TOSA-1.0+FP", policy="stock", seed=None,
+                      outcome=outcome, numerics=Numerics.NOT_RUN, nodes=tuple(nodes), error=None,
+                      delegates=tuple(delegates), outputs=(), timings={}, versions={})
 
 
 def svg_text(svg: str) -> str:
@@ -107,8 +108,9 @@ def test_small_dot_has_clusters_colours_and_dtype_labels():
 def test_int64_edges_crossing_a_boundary_are_red():
     result = stacked(2, 1)
     # move the int64 add out of the island's reach: make the cast back to float a delegated node
-    result.nodes = [n if n.name != "to_float_1" else node("to_float_1", "aten.to", ["int64_add_1"], ["int64"],
-                                                           "float32", "tag0") for n in result.nodes]
+    result = dataclasses.replace(result, nodes=tuple(
+        n if n.name != "to_float_1" else node("to_float_1", "aten.to", ["int64_add_1"], ["int64"], "float32", "tag0")
+        for n in result.nodes))
     source = partition_dot(result).source
     edge = re.search(r"int64_add_1 -> to_float_1 \[(.*)\]", source).group(1)
     assert "label=int64" in edge and INT64_COLOUR in edge and "wb-int64" in edge

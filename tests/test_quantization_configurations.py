@@ -162,9 +162,9 @@ def test_executorchs_tests_are_reproduced_in_their_own_configuration():
 
 @pytest.mark.slow
 def test_a_real_multi_step_difference_is_a_mismatch_in_steps_as_executorch_says_and_the_trace_finds_it():
-    """a16w8 log near zero: the reference model's int16 TABLE (interpolated between 513 entries) is thousands of
-    steps off where log is steep; executorch's own TosaPipelineINT rejects the same module ("Output 0 does not
-    match reference output")."""
+    """a16w8 log near zero: the int16 TABLE executorch builds (513 entries, backends/arm/_passes/insert_table_ops.py),
+    between whose entries TOSA interpolates, is thousands of steps off where log is steep; executorch's own
+    TosaPipelineINT rejects the same module ("Output 0 does not match reference output")."""
     import torch
     from executorch.backends.arm.quantizer import get_symmetric_a16w8_quantization_config
     from executorch.backends.arm.test.tester.test_pipeline import TosaPipelineINT

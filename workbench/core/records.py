@@ -306,6 +306,12 @@ class CaseResult:
     def arm_backend_label(self) -> str:
         return label_of(self.arm_backend)
 
+    @property
+    def case_label(self) -> str:
+        """`add [qint8 a16w8] TOSA-1.0+INT+int16`: what the text view, the explorer and the graphs head with."""
+        quantized = f" {self.quantization}" if self.quantization else ""
+        return f"{self.op} [{self.dtype}{quantized}] {self.profile}"
+
     def reason_summary(self) -> str:
         """One line: the error's root cause, else the first rejection reason, else the first note."""
         if self.error is not None:

@@ -18,8 +18,7 @@ def table(rows: list[list[str]], headers: list[str], max_width: int = 60) -> str
 
 
 def format_result(result) -> str:
-    quantized = f" {result.quantization}" if result.quantization else ""
-    head = f"{result.op} [{result.dtype}{quantized}] {result.profile} policy={result.policy}"
+    head = f"{result.case_label} policy={result.policy}"
     if result.transform_passes:
         head += f" transform_passes={','.join(result.transform_passes)}"
     lines = [head, f"outcome: {result.outcome.value}   numerics: {result.numerics.value}"]

@@ -80,12 +80,34 @@ def trace_call(delegate_run, delegate: str, case_dtype: str | None) -> list[Trac
         own = tensor.name if tensor.name in origin else next(
             (n for n in node_names if tensor.name.startswith(n + "_")), None)
         planned.append((op, tensor, chosen.get(own), own == tensor.name))
+    mixed = _holding_later_work(planned, operators, list(fx_nodes))
     # of the tensors made from one FX node, the last is its value; the earlier ones are steps of its lowering
     last = {fx: index for index, (_, tensor, fx, exact) in enumerate(planned)
-            if fx is not None and exact and _comparable(tensor, eager.get(fx), fx_nodes[fx])}
+            if fx is not None and exact and tensor.name not in mixed
+            and _comparable(tensor, eager.get(fx), fx_nodes[fx])}
     return [_row(delegate, op, tensor, fx, reference.get(tensor.name), eager, fx_nodes, case_dtype,
-                 judged=last.get(fx) == index, exact=exact)
+                 judged=last.get(fx) == index, exact=exact, later=mixed.get(tensor.name))
             for index, (op, tensor, fx, exact) in enumerate(planned)]
+
+
+def _holding_later_work(planned, operators, edge_order: list[str]) -> dict[str, str]:
+    """Tensor -> the later FX node whose work it holds too: a tensor made from node F that is computed from a
+    tensor of a node after F in the edge program (a pass moved a step of F's lowering past it, as a reshape that
+    ends a reduction is moved after the add that follows), or from such a tensor of F's. Its value is not F's."""
+    order = {name: index for index, name in enumerate(edge_order)}
+    fx_of = {tensor.name: fx for _, tensor, fx, _ in planned}
+    inputs_of = {out.name: [t.name for t in op.inputs] for op in operators for out in op.outputs}
+    mixed: dict[str, str] = {}
+    for _, tensor, fx, _ in planned:
+        if fx is None:
+            continue
+        for source in inputs_of.get(tensor.name, ()):
+            other = fx_of.get(source)
+            if other is not None and order.get(other, -1) > order.get(fx, -1):
+                mixed[tensor.name] = other
+            elif other == fx and source in mixed:
+                mixed[tensor.name] = mixed[source]
+    return mixed
 
 
 # The Arm backend lays 4-D and 5-D activations out channels-last in TOSA (NHWC, NDHWC).
@@ -211,7 +233,8 @@ def _comparable(tensor, value, node) -> bool:
     return (tensor.dtype in _FLOAT_TYPES) == value.dtype.is_floating_point
 
 
-def _row(delegate, op, tensor, fx, array, eager, fx_nodes, case_dtype, *, judged: bool, exact: bool) -> TraceRow:
+def _row(delegate, op, tensor, fx, array, eager, fx_nodes, case_dtype, *, judged: bool, exact: bool,
+         later: str | None = None) -> TraceRow:
     torch = loader.torch()
     common = dict(delegate=delegate, tosa_op=op, tensor=tensor.name, fx_node=fx, dtype=tensor.dtype,
                   shape=tuple(tensor.shape))
@@ -227,6 +250,8 @@ def _row(delegate, op, tensor, fx, array, eager, fx_nodes, case_dtype, *, judged
     node = fx_nodes[fx]
     if not judged:
         why = ("a tensor its node visitor adds" if not exact else
+               f"not the node's value: it holds the work of a later node too ({later}), a step of this node's "
+               "lowering moved after it" if later else
                "not the node's value: an earlier step of its lowering" if _comparable(tensor, value, node) else
                _not_comparable(tensor, value) if value is not None else
                "no eager value")

@@ -242,7 +242,8 @@ class Explorer(widgets.VBox):
         self.run_button.disabled = True
         self.progress.layout.visibility = "visible"
         self.progress.value = 0
-        self.status.value = (f"running {html.escape(self.op.value)} [{self.dtype.value}] "
+        quantized = f" {self.chosen_quantization}" if self.chosen_quantization else ""
+        self.status.value = (f"running {html.escape(self.op.value)} [{self.dtype.value}{quantized}] "
                              f"{html.escape(self.chosen_profile)} …")
         if self.threaded:
             self._worker = threading.Thread(target=self._run_and_show, daemon=True)
@@ -294,9 +295,7 @@ class Explorer(widgets.VBox):
                 self._render_tab(index)
             self.backend_html.value = f"<small>Arm backend: {html.escape(result.arm_backend_label)}</small>"
             self.summary_html.value = _summary_html(result)
-            quantized = f" {html.escape(result.quantization)}" if result.quantization else ""
-            self.status.value = (f"<b>{html.escape(result.op)} [{result.dtype}{quantized}] "
-                                 f"{html.escape(result.profile)}</b>: "
+            self.status.value = (f"<b>{html.escape(result.case_label)}</b>: "
                                  f"outcome <b>{result.outcome.value}</b>, numerics <b>{result.numerics.value}</b>"
                                  + (f" — {html.escape(result.reason_summary())}" if result.reason_summary() else ""))
             self.tabs.selected_index = opened

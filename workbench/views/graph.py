@@ -248,7 +248,7 @@ def draw_partition(result, graph: PartitionGraph | None = None, *, width_per_lay
 
 def _title(result, graph: PartitionGraph) -> str:
     """The case and outcome; after a lowering error whose failing node is not drawn, where it was raised."""
-    title = f"{result.op} [{result.dtype}] {result.profile}: {result.outcome.value}"
+    title = f"{result.case_label}: {result.outcome.value}"
     error = result.error
     if result.outcome is Outcome.LOWERING_ERROR and error is not None and not graph.failing():
         if error.failing_pass or error.failing_node:

@@ -246,7 +246,7 @@ def _title(result, structure: GraphStructure, collapsed: bool) -> str:
     delegates = sum(g.kind != "cpu" for g in structure.groups.values())
     islands = len(structure.groups) - delegates
     outcome = getattr(result.outcome, "value", result.outcome)
-    return (f"{result.op} [{result.dtype}] {result.profile}: {outcome} — {structure.size} nodes, "
+    return (f"{result.case_label}: {outcome} — {structure.size} nodes, "
             f"{delegates} delegate{'s' if delegates != 1 else ''}, {islands} CPU island{'s' if islands != 1 else ''}"
             + ("; delegates collapsed" if collapsed else ""))
 
