@@ -580,6 +580,28 @@ def test_add_int32_under_tosa_int_is_one_delegate_with_matching_numbers(explorer
         assert not ui.tracebacks()
 
 
+def test_a_quantized_case_in_a16w8_traced_shows_its_tensors_and_their_values(explorer):
+    with explorer.screenshot_on_failure("a16w8-trace") as ui:
+        ui.choose("sigmoid", "qint8", "TOSA-1.0+INT+int16")
+        quantization = ui.root.get_by_label("quantization", exact=True)
+        ui.expect(quantization).to_be_visible()  # offered for a quantized dtype only
+        quantization.select_option("a16w8")
+        ui.root.get_by_label("trace tensors", exact=True).check()
+        status = ui.run(r"^sigmoid \[qint8 a16w8\] TOSA-1\.0\+INT\+int16: outcome \w+")
+        assert "outcome delegated" in status, status
+        numerics = ui.tab("Numerics")
+        ui.expect(numerics.locator(".wb-trace")).to_contain_text("every tensor of each delegate")
+        rows = numerics.locator(".wb-trace table.wb-table tbody tr")
+        assert rows.count() >= 3, rows.count()
+        tensor = numerics.get_by_label("tensor", exact=True)
+        tensor.select_option(index=rows.count() - 1)
+        ui.expect(numerics.locator(".wb-trace-values")).to_contain_text("reference:")
+        ui.screenshot("03-a16w8-trace-numerics")
+        ui.expect(quantization).to_have_value("a16w8")
+        ui.root.get_by_label("trace tensors", exact=True).uncheck()
+        assert not ui.tracebacks(), ui.tracebacks()
+
+
 def test_an_invalid_profile_is_an_inline_error_not_a_traceback(explorer):
     with explorer.screenshot_on_failure("invalid-profile") as ui:
         ui.choose("add", "int32", "TOSA-9.9+INT")

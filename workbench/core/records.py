@@ -161,6 +161,14 @@ class DelegateRecord:
         }
 
 
+def steps_text(steps: float | None, scale: float | None) -> str:
+    """'0.98 steps of 0.00744', '1 step of 0.0002': an error in quantization steps of `scale`; "" without one."""
+    if steps is None or scale is None:
+        return ""
+    count = f"{steps:.3g}"
+    return f"{count} step{'' if count == '1' else 's'} of {scale:.3g}"
+
+
 @dataclass(frozen=True)
 class OutputComparison:
     index: int
@@ -188,10 +196,7 @@ class OutputComparison:
 
     def steps_text(self) -> str:
         """'0.98 steps of 0.00744' for a quantized output; empty otherwise."""
-        if self.max_steps is None or self.scale is None:
-            return ""
-        steps = f"{self.max_steps:.3g}"
-        return f"{steps} step{'' if steps == '1' else 's'} of {self.scale:.3g}"
+        return steps_text(self.max_steps, self.scale)
 
 
 @dataclass(frozen=True)
@@ -235,7 +240,7 @@ class TraceRow:
     def error_text(self, *, full: bool = False) -> str:
         """The error in the row's own terms: "2 steps of 0.0078", "0.5 ULP", else "max_abs_error=3e-07"; with
         full=True every measure, the note and the yardstick."""
-        steps = f"{self.max_steps:.3g} steps of {self.scale:.3g}" if self.max_steps is not None else ""
+        steps = steps_text(self.max_steps, self.scale)
         ulp = f"{self.max_ulp:.3g} ULP" if self.max_ulp is not None else ""
         absolute = f"max_abs_error={self.max_abs_error:g}" if self.max_abs_error is not None else ""
         if not full:

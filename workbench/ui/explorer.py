@@ -40,6 +40,24 @@ def _table_html(frame) -> str:
     return frame.to_html(index=False, escape=True, border=0, classes="wb-table")
 
 
+# The trace table scrolls inside the tab and keeps each row on one line; the chosen tensor's values follow it.
+_TRACE_STYLE = ("<style>.wb-trace-table {max-height: 24em; overflow: auto; border: 1px solid #cfd8dc} "
+                ".wb-trace-table th, .wb-trace-table td {padding: 0.15em 0.6em; white-space: nowrap; "
+                "text-align: left !important} .wb-trace-table thead th {position: sticky; top: 0; background: #fff}</style>")
+
+
+def _trace_table_html(result) -> str:
+    """The trace as the explorer shows it: one line per tensor, its error in its own terms, why a row is not
+    judged (the yardstick of each judged row is in the chosen tensor's values)."""
+    frame = views.trace_frame(result)
+    frame["error"] = [row.error_text() for row in result.trace]
+    frame["note"] = [(row.note[:77] + "…") if len(row.note) > 78 else row.note for row in result.trace]
+    shown = ["delegate", "tosa_op", "tensor", "fx_node", "dtype", "shape", "within_tolerance", "error", "note"]
+    if frame["delegate"].nunique() == 1:
+        shown.remove("delegate")
+    return _TRACE_STYLE + _table_html(frame[shown])
+
+
 def _marked_row(table: str, index: int | None) -> str:
     """The table with body row `index` marked (class wb-diverges, a blue band) as the first divergence."""
     if index is None:
@@ -353,7 +371,7 @@ class Explorer(widgets.VBox):
                    if first is not None else f"no divergence: {judged} of {len(result.trace)} tensors judged, all "
                    "within tolerance")
         self.trace_html.value = (f"<b>trace</b>: every tensor of each delegate, in graph order; {heading}<br>"
-                                 + _marked_row(_table_html(views.trace_frame(result)), index))
+                                 f"<div class='wb-trace-table'>{_marked_row(_trace_table_html(result), index)}</div>")
         self.trace_row.options = [(f"{i}: {row.tensor} ({row.fx_node or 'no FX node'})", i)
                                   for i, row in enumerate(result.trace)]
         self.trace_row.layout.display = None
