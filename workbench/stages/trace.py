@@ -12,11 +12,14 @@ changes neither the outcome nor the numerics.
 - Which FX node a tensor came from: the Arm backend names each tensor after a node of the graph its passes made
   (the tensor itself, or with a suffix for a tensor a node visitor adds: `tosa_mul_default_shift`); that node is
   the edge program's node of the same name, else the one it was made from (torch's node provenance), else the
-  edge program's node made from the same source node. A tensor with none gets "no FX node".
+  edge program's node made from the same source node; a TABLE, which carries no provenance, the node it replaced
+  (stack/tosa_trace.py), and a node of one input made without provenance what that input came from. A tensor
+  with none gets "no FX node".
 - Which rows are judged: a tensor named exactly after its node (not a visitor's helper tensor), whose eager value
   has as many elements and the same kind of numbers (floats, integers) or is its quantized value (an INT8 or INT16
   tensor whose FX node is a quantize node); and of several tensors made from one FX node, only the last (the
-  earlier ones are steps of its lowering, whose values eager never computes).
+  earlier ones are steps of its lowering, whose values eager never computes), unless it is computed from a later
+  node's tensor (a step a pass moved past that node: its value is no longer the node's alone).
 """
 
 from __future__ import annotations
@@ -131,6 +134,7 @@ def _aligned(value, shape: tuple):
     if channels_last:
         return permuted.contiguous()
     return f"its eager value has shape {list(value.shape)}"
+
 
 def _input_tensors(operators, names):
     known = {t.name: t for op in operators for t in op.inputs}
