@@ -188,3 +188,26 @@ def test_a_real_multi_step_difference_is_a_mismatch_in_steps_as_executorch_says_
     assert judged and all(row.within_tolerance for row in judged)
     table = next(row for row in result.trace if row.tosa_op == "TABLE")
     assert table.fx_node == "aten_log_default"  # named after the node it replaced, though no provenance says so
+
+
+def test_a_pipelines_arguments_and_quantizer_calls_fold_into_one_configuration_or_are_listed():
+    from executorch.backends.arm.quantizer import (get_symmetric_a16w8_quantization_config,
+                                                   get_symmetric_quantization_config)
+
+    from workbench.stack.arm_test_record import fold
+
+    def folded(arguments: dict, *calls):
+        base = {"file": "ops/test_x.py", "test": "test_x_tosa_INT", "param": ""}
+        case = fold("TosaPipelineINT", {"tosa_extensions": ["int16"], "epsilon": 2**-16, **arguments},
+                    [(name, (config,), {}) for name, config in calls], base, None)
+        return case.quantization, len(case.quantizer_settings)
+
+    assert folded({}) == ("a16w8+eps=2**-16", 0)  # TosaPipelineINT's own config
+    assert folded({"per_channel_quantization": False},
+                  ("quantizer.set_global", get_symmetric_a16w8_quantization_config(is_per_channel=False))) == \
+        ("a16w8+per-tensor", 0)  # the test's own config replaces it
+    # I/O quantized with the pipeline's config, then another global config: no one name says both
+    assert folded({"symmetric_io_quantization": True},
+                  ("quantizer.set_global", get_symmetric_a16w8_quantization_config())) == ("a16w8+io+eps=2**-16", 1)
+    assert folded({"tosa_extensions": []}, ("quantizer.set_io", get_symmetric_quantization_config())) == \
+        ("int8+io", 0)

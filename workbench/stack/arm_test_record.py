@@ -238,10 +238,11 @@ def _quantizer_call(fields: dict, settings: list, name: str, args: tuple, kwargs
     config = args[0] if args else kwargs.get("quantization_config")
     current, given = parse(fields["quantization"]), _configuration(config)
     if name == "quantizer.set_io":
-        if config is not None and given is not None and given.scheme == current.scheme:
+        if config is not None and given == replace(current, io=False):
             fields["quantization"] = replace(current, io=True).name
             return
-    elif given is not None and not (current.io and given.scheme != current.scheme):
+    elif given is not None and not (current.io and given != replace(current, io=False)):
+        # (with I/O quantized, the I/O keeps the config it was set with: another global one is not one name)
         fields["quantization"] = replace(given, io=current.io).name
         return
     settings.append(_call_text(name, args, kwargs))
