@@ -67,3 +67,16 @@ def test_profiles_lists_presets():
     done = workbench("profiles", "--json")
     assert done.returncode == 0
     assert "TOSA-1.1+INT+int64" in json.loads(done.stdout)["presets"]
+
+
+@pytest.mark.parametrize("name,text,where", [
+    ("broken.toml", 'name = "broken"\nops = ["aten.add.Tensor"\n', "is not valid TOML"),
+    ("broken.yaml", "name: broken\nops: [aten.add.Tensor\n", "is not valid YAML (line 3, column 1)"),
+])
+def test_a_policy_file_with_a_syntax_error_is_one_line_and_exit_2(tmp_path, name, text, where):
+    path = tmp_path / name
+    path.write_text(text)
+    done = workbench("run", "add", "--dtype", "int32", "--profile", "TOSA-1.0+INT", "--policy", str(path))
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    (line,) = [line for line in done.stderr.splitlines() if line.startswith("workbench: error")]
+    assert f"policy file {path} {where}" in line, line

@@ -47,6 +47,26 @@ def names() -> list[str]:
     return [*BUILTIN_NAMES, *(name for name in _REGISTERED if name not in BUILTIN_NAMES)]
 
 
+def _parsed(path: Path, text: str):
+    """The file's TOML or YAML; its syntax error as one line naming the file and where."""
+    if path.suffix == ".toml":
+        import tomllib
+
+        try:
+            return tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise UnknownPolicyError(f"policy file {path} is not valid TOML: {exc}") from None
+    import yaml
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        where = getattr(exc, "problem_mark", None)
+        at = f" (line {where.line + 1}, column {where.column + 1})" if where is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise UnknownPolicyError(f"policy file {path} is not valid YAML{at}: {problem}") from None
+
+
 def load(path: str | Path, *, check: bool = True) -> Policy:
     """A policy from a TOML or YAML file: `name`, optionally `description`, and `ops` (an allowlist policy),
     `accepts` (accept rules: a table `target = [dtypes]`, or a list of tables with target / dtypes / requires)
@@ -56,16 +76,9 @@ def load(path: str | Path, *, check: bool = True) -> Policy:
         text = path.read_text()
     except OSError as exc:
         raise UnknownPolicyError(f"cannot read policy file {path}: {exc.strerror}") from None
-    if path.suffix == ".toml":
-        import tomllib
-
-        data = tomllib.loads(text)
-    elif path.suffix in (".yaml", ".yml"):
-        import yaml
-
-        data = yaml.safe_load(text)
-    else:
+    if path.suffix not in (".toml", ".yaml", ".yml"):
         raise UnknownPolicyError(f"policy file {path} must end in .toml, .yaml or .yml")
+    data = _parsed(path, text)
     if not isinstance(data, dict) or ("ops" not in data and "accepts" not in data):
         raise UnknownPolicyError(f"policy file {path} needs a list `ops` of edge operators or accept rules "
                                  "`accepts` (and a `name`)")

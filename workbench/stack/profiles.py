@@ -74,19 +74,53 @@ def valid_forms() -> str:
 
 
 def parse(profile: str | Profile) -> Profile:
-    """Validate `profile` with executorch's TosaSpecification; raise ProfileError naming the valid forms."""
+    """Validate `profile` with executorch's TosaSpecification, its letters' case aside (`tosa-1.0+int` is
+    TOSA-1.0+INT, and the profile's name is written so); raise ProfileError with the form, the nearest valid
+    profile where there is one, and where the rest is listed."""
     if isinstance(profile, Profile):
         return profile
     if not isinstance(profile, str) or not profile.strip():
-        raise ProfileError(f"a profile must be a non-empty string like 'TOSA-1.0+INT', got {profile!r}\n{valid_forms()}")
-    name = profile.strip()
-    spec = _spec_module()
+        raise ProfileError(f"a profile must be a non-empty string like 'TOSA-1.0+INT', got {profile!r}; "
+                           f"{_SHORT_FORM}")
+    name = _spelled(profile.strip())
     try:
-        parsed = spec.TosaSpecification.create_from_string(name)
+        parsed = _spec_module().TosaSpecification.create_from_string(name)
     except Exception as exc:  # executorch raises ValueError, but any failure is a bad string to the user
-        raise ProfileError(f"invalid TOSA profile {name!r}: {exc}\n{valid_forms()}") from None
+        nearest = _nearest(name)
+        hint = f"; did you mean {nearest}?" if nearest else ""
+        reason = str(exc).splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ProfileError(f"invalid TOSA profile {profile.strip()!r} ({reason}){hint} {_SHORT_FORM}") from None
     version, profiles, extensions, u55 = internals.tosa_spec_fields(parsed)
     return Profile(name=name, version=version, profiles=profiles, extensions=extensions, u55=u55)
+
+
+_SHORT_FORM = ("Valid: TOSA-<version>+<PROFILE>[+<PROFILE>][+<extension>...], versions: 1.0, 1.1, profiles INT and FP, "
+               "e.g. TOSA-1.0+INT or TOSA-1.1+INT+int64; `workbench profiles` lists each profile's extensions")
+
+
+def _spelled(name: str) -> str:
+    """`name` in executorch's spelling: TOSA and the profiles in capitals, extensions in small letters."""
+    head, *parts = name.split("+")
+    if head.lower().startswith("tosa-"):
+        head = "TOSA-" + head[5:]
+    return "+".join([head, *(p.upper() if p.upper() in ("INT", "FP") else p.lower() for p in parts)])
+
+
+def _nearest(name: str) -> str | None:
+    """A valid profile with the same profiles and extensions in another order or under the other version, if any."""
+    head, *parts = name.split("+")
+    named = [p for p in parts if p in ("INT", "FP")]
+    extensions = [p for p in parts if p not in ("INT", "FP")]
+    versions = [head.removeprefix("TOSA-")] + [v for v in ("1.0", "1.1") if v != head.removeprefix("TOSA-")]
+    for version in versions:
+        candidate = "+".join([f"TOSA-{version}", *named, *extensions])
+        if candidate != name and named:
+            try:
+                _spec_module().TosaSpecification.create_from_string(candidate)
+            except Exception:  # not this one either
+                continue
+            return candidate
+    return None
 
 
 def _spec_module():
