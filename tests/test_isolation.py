@@ -104,8 +104,8 @@ def test_a_crash_after_partitioning_keeps_the_partition_decisions(faults):
 
 
 def test_the_caller_carries_on_after_a_crash(faults):
-    workbench.run(workbench.Case.of("add", "int32", "TOSA-1.0+INT", policy=faults.sabotage_policy(crash_on=["aten.add"])),
-                  isolate=True)
+    crashing = faults.sabotage_policy(crash_on=["aten.add"])
+    workbench.run(workbench.Case.of("add", "int32", "TOSA-1.0+INT", policy=crashing), isolate=True)
     result = workbench.run(workbench.Case.of("add", "int32", "TOSA-1.0+INT"), isolate=True)
     assert result.outcome is Outcome.DELEGATED and result.numerics is Numerics.MATCH
 

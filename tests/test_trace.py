@@ -121,14 +121,14 @@ def test_the_explorer_shows_the_trace_and_the_chosen_tensors_values(overflowing_
     ui.show(overflowing_log_softmax)
     ui.tabs.selected_index = TAB_TITLES.index("Numerics")
     first = overflowing_log_softmax.trace.index(overflowing_log_softmax.first_divergence)
-    assert "first divergence: <b>aten__log_softmax_default" in ui.trace_html.value
-    assert ui.trace_html.value.count("wb-diverges") == 1  # its table row, marked
-    assert ui.trace_row.value == first and "eager: <code>[[" in ui.trace_values.value
-    ui.trace_row.value = 0  # another tensor chosen: its values
-    assert overflowing_log_softmax.trace[0].tensor in ui.trace_values.value
+    assert "first divergence: <b>aten__log_softmax_default" in ui.trace_view.table_html.value
+    assert ui.trace_view.table_html.value.count("wb-diverges") == 1  # its table row, marked
+    assert ui.trace_view.tensor.value == first and "eager: <code>[[" in ui.trace_view.values_html.value
+    ui.trace_view.tensor.value = 0  # another tensor chosen: its values
+    assert overflowing_log_softmax.trace[0].tensor in ui.trace_view.values_html.value
     ui.show(workbench.run_case("add", "float32", "TOSA-1.0+FP"))  # an untraced result: no trace shown
     ui.tabs.selected_index = TAB_TITLES.index("Numerics")
-    assert ui.trace_html.value == "" and ui.trace_row.layout.display == "none"
+    assert ui.trace_view.table_html.value == "" and ui.trace_view.tensor.layout.display == "none"
 
 
 @pytest.mark.slow

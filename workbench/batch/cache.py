@@ -1,8 +1,8 @@
 """The on-disk result cache: one JSON file per case, written atomically, never pickle.
 
 Location: $WORKBENCH_CACHE_DIR, else ~/.cache/tosa-workbench. A case's key covers its definition (operator
-name, dtype, seed, whether it is traced, and a hash of the source of every module in the layers that compute results: RESULT_LAYERS),
-profile, the policy's content (Policy.fingerprint), the installed torch / executorch / tosa-tools versions and
+name, dtype, seed, its quantization, whether it is traced, and a hash of the source of every module in the layers
+that compute results: RESULT_LAYERS), profile, the policy's content (Policy.fingerprint), the installed torch / executorch / tosa-tools versions and
 the Arm backend in use, so changing any of them misses exactly what it should. A policy whose content cannot be
 read is never cached (the sweep says so in its results). A file that cannot be read back is reported with a
 warning and recomputed.

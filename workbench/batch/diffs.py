@@ -63,8 +63,8 @@ def diff(before, after, *, on=None) -> DiffResult:
     """Match the cases of two sweep results (frames or files) and report what changed.
 
     The key is op, dtype, quantization, profile, policy and transform passes, less any of the last four where each
-    side holds a single, different value: that column is what the two sweeps compare (see `DiffResult.compared`). `on` sets
-    the key instead.
+    side holds a single, different value: that column is what the two sweeps compare (see `DiffResult.compared`).
+    `on` sets the key instead.
     """
     before, after = load_results(before), load_results(after)
     compared = {}

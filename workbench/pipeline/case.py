@@ -8,8 +8,8 @@
 
 A case holds a catalogue entry (built into a module and seeded inputs when it runs) or a module with its inputs,
 the dtype, the profile (parsed once), the policy, the transform passes (resolved once), how it is quantized (none,
-or a core.quantization configuration), the seed and the Arm backend it was made for. Everything is checked when the case is made, so a caller's mistake
-is a WorkbenchError before any stage runs. A result made in this process holds its case (`result.case`); the
+or a core.quantization configuration), whether it is traced, the seed and the Arm backend it was made for.
+Everything is checked when the case is made, so a caller's mistake is a WorkbenchError before any stage runs. A result made in this process holds its case (`result.case`); the
 culprit search, a rerun, `to_pytest` and isolation start from it. A result read back from a file holds names only:
 `Case.from_result` rebuilds a catalogue case from them and says what a model's result needs to be rerun.
 """

@@ -26,6 +26,7 @@ from ..stack import arm_backend, profiles
 from ..views.graph import partition_graph
 from ..views.summary import model_summary
 from .graph_view import GraphView
+from .trace_view import TraceView
 
 TAB_TITLES = ("Partition graph", "Reasons", "Numerics", "TOSA", "Error", "Reproduce")
 GRAPH_TAB, REASONS_TAB, NUMERICS_TAB, TOSA_TAB, ERROR_TAB, REPRODUCE_TAB = range(len(TAB_TITLES))
@@ -38,48 +39,6 @@ def _table_html(frame) -> str:
     if frame.empty:
         return "<i>nothing to show</i>"
     return frame.to_html(index=False, escape=True, border=0, classes="wb-table")
-
-
-# The trace table scrolls inside the tab and keeps each row on one line; the chosen tensor's values follow it.
-_TRACE_STYLE = ("<style>.wb-trace-table {max-height: 24em; overflow: auto; border: 1px solid #cfd8dc} "
-                ".wb-trace-table th, .wb-trace-table td {padding: 0.15em 0.6em; white-space: nowrap; "
-                "text-align: left !important} .wb-trace-table thead th {position: sticky; top: 0; background: #fff}</style>")
-
-
-def _trace_table_html(result) -> str:
-    """The trace as the explorer shows it: one line per tensor, its error in its own terms, why a row is not
-    judged (the yardstick of each judged row is in the chosen tensor's values)."""
-    frame = views.trace_frame(result)
-    frame["error"] = [row.error_text() for row in result.trace]
-    frame["note"] = [(row.note[:77] + "…") if len(row.note) > 78 else row.note for row in result.trace]
-    shown = ["delegate", "tosa_op", "tensor", "fx_node", "dtype", "shape", "within_tolerance", "error", "note"]
-    if frame["delegate"].nunique() == 1:
-        shown.remove("delegate")
-    return _TRACE_STYLE + _table_html(frame[shown])
-
-
-def _marked_row(table: str, index: int | None) -> str:
-    """The table with body row `index` marked (class wb-diverges, a blue band) as the first divergence."""
-    if index is None:
-        return table
-    head, _, body = table.partition("<tbody>")
-    before, *rows = body.split("<tr>")
-    rows[index] = " class='wb-diverges' style='background:#e3f2fd; outline:2px dashed #1565c0'" + rows[index]
-    return head + "<tbody>" + before + "".join("<tr" + (r if r.startswith(" class=") else ">" + r) for r in rows)
-
-
-def _trace_values_html(row) -> str:
-    """One traced tensor's values, eager beside the reference model's (dequantized too for a quantized one)."""
-    def shown(values) -> str:
-        text = "not computed" if values is None else str(values)
-        return html.escape(text if len(text) <= 1200 else text[:1199] + "…")
-
-    lines = [f"<b>{html.escape(row.label())}</b> {html.escape(row.dtype)}{list(row.shape)}: "
-             f"{html.escape(row.error_text(full=True) or 'not judged')}",
-             f"eager: <code>{shown(row.eager)}</code>", f"reference: <code>{shown(row.reference)}</code>"]
-    if row.reference_dequantized is not None:
-        lines += [f"reference dequantized: <code>{shown(row.reference_dequantized)}</code>"]
-    return "<div style='padding:0.3em 0'>" + "<br>".join(lines) + "</div>"
 
 
 def _summary_html(result) -> str:
@@ -117,7 +76,6 @@ class Explorer(widgets.VBox):
         self.save_button.on_click(lambda _: self.save_flatbuffers())
         self.culprits_button.on_click(lambda _: self.find_culprits())
         self.tabs.observe(self._on_tab_selected, names="selected_index")
-        self.trace_row.observe(self._on_trace_row, names="value")
 
         self._on_op({"new": op})
         if dtype in self.dtype.options:
@@ -179,10 +137,7 @@ class Explorer(widgets.VBox):
         self.reasons_html = widgets.HTML()
         self.numerics_html = widgets.HTML()
         self.numerics_image = widgets.Image(format="png", layout=widgets.Layout(display="none"))
-        # the trace of a traced result: its table, and one chosen tensor's eager and reference values
-        self.trace_html = widgets.HTML().add_class("wb-trace")
-        self.trace_row = widgets.Dropdown(description="tensor", layout=widgets.Layout(display="none", width="90%"))
-        self.trace_values = widgets.HTML().add_class("wb-trace-values")
+        self.trace_view = TraceView()  # a traced result's tensors, below the outputs
         self.tosa_html = widgets.HTML()
         self.save_button = widgets.Button(description="Save flatbuffer", icon="download", disabled=True)
         self.save_status = widgets.HTML()
@@ -199,8 +154,7 @@ class Explorer(widgets.VBox):
         tabs = widgets.Tab(children=[
             self.graph_view,
             self.reasons_html,
-            widgets.VBox([self.numerics_html, self.numerics_image, self.trace_html, self.trace_row,
-                          self.trace_values]),
+            widgets.VBox([self.numerics_html, self.numerics_image, self.trace_view]),
             widgets.VBox([self.tosa_html, widgets.HBox([self.save_button, self.save_status])]),
             widgets.VBox([self.error_html, self.traceback_fold, self.culprits_button, self.culprits_html]),
             self.reproduce_html,
@@ -339,8 +293,7 @@ class Explorer(widgets.VBox):
     def _clear_lazy_tabs(self) -> None:
         """Empty the tabs rendered when opened, so none shows the previous result meanwhile."""
         self.numerics_html.value = self.tosa_html.value = self.reproduce_html.value = ""
-        self.trace_html.value = self.trace_values.value = ""
-        self.trace_row.options, self.trace_row.layout.display = [], "none"
+        self.trace_view.clear()
         self._set_numerics_image(b"")
         self.error_html.value = self.traceback_html.value = ""
 
@@ -357,31 +310,7 @@ class Explorer(widgets.VBox):
         )
         figure = views.numerics_figure(result)
         self._set_numerics_image(views.figure_png(figure) if figure is not None else b"")
-        self._render_trace(result)
-
-    def _render_trace(self, result) -> None:
-        if not result.trace:
-            self.trace_html.value = ("" if result.case is None or not result.case.trace else
-                                     "<i>no trace: nothing was delegated, or see the notes</i>")
-            return
-        first = result.first_divergence
-        index = result.trace.index(first) if first is not None else None
-        judged = sum(row.within_tolerance is not None for row in result.trace)
-        heading = (f"first divergence: <b>{html.escape(first.label())}</b>, {html.escape(first.error_text())}"
-                   if first is not None else f"no divergence: {judged} of {len(result.trace)} tensors judged, all "
-                   "within tolerance")
-        self.trace_html.value = (f"<b>trace</b>: every tensor of each delegate, in graph order; {heading}<br>"
-                                 f"<div class='wb-trace-table'>{_marked_row(_trace_table_html(result), index)}</div>")
-        self.trace_row.options = [(f"{i}: {row.tensor} ({row.fx_node or 'no FX node'})", i)
-                                  for i, row in enumerate(result.trace)]
-        self.trace_row.layout.display = None
-        self.trace_row.value = index if index is not None else 0
-        self._on_trace_row({"new": self.trace_row.value})
-
-    def _on_trace_row(self, change) -> None:
-        if self.result is None or change["new"] is None or not self.result.trace:
-            return
-        self.trace_values.value = _trace_values_html(self.result.trace[change["new"]])
+        self.trace_view.show(result)
 
     def _set_numerics_image(self, png: bytes) -> None:
         self.numerics_image.value = png

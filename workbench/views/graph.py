@@ -183,7 +183,7 @@ def draw_partition(result, graph: PartitionGraph | None = None, *, width_per_lay
                    height_per_row: float = 1.6):
     """A matplotlib Figure of the partition graph with a legend; delegates drawn as boxes around their nodes."""
     import matplotlib.pyplot as plt
-    from matplotlib.patches import FancyBboxPatch, Patch, Rectangle
+    from matplotlib.patches import FancyBboxPatch, Rectangle
 
     graph = graph or partition_graph(result)
     layers = max((n.layer for n in graph.nodes.values()), default=0) + 1
@@ -232,6 +232,17 @@ def draw_partition(result, graph: PartitionGraph | None = None, *, width_per_lay
     ax.set_xlim(min(xs) - 1.8, max(xs) + 1.8)
     # Room below the lowest row for a reason of up to six wrapped lines.
     ax.set_ylim(min(ys) - 2.6, max(ys) + 1.2)
+    ax.legend(handles=_legend_handles(graph), loc="upper center", bbox_to_anchor=(0.5, -0.02), ncol=3,
+              fontsize=8, frameon=False)
+    ax.set_title(_title(result, graph), fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def _legend_handles(graph: PartitionGraph) -> list:
+    """A swatch per node kind, and for the failing node and the first divergence where the graph has one."""
+    from matplotlib.patches import Patch
+
     handles = [Patch(facecolor=KIND_COLOURS[k], label=KIND_LABELS[k]) for k in KIND_COLOURS]
     if graph.failing():
         handles.append(Patch(facecolor=KIND_COLOURS["failed"], edgecolor=FAILING_EDGE, linewidth=2.0, hatch="///",
@@ -239,11 +250,7 @@ def draw_partition(result, graph: PartitionGraph | None = None, *, width_per_lay
     if graph.diverging():
         handles.append(Patch(facecolor=KIND_COLOURS["tosa"], edgecolor=DIVERGING_EDGE, linewidth=2.0,
                              linestyle="--", label=DIVERGING_LABEL))
-    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.02), ncol=3,
-              fontsize=8, frameon=False)
-    ax.set_title(_title(result, graph), fontsize=10)
-    fig.tight_layout()
-    return fig
+    return handles
 
 
 def _title(result, graph: PartitionGraph) -> str:

@@ -78,7 +78,7 @@ def _header(result) -> str:
     versions = ", ".join(f"{k} {v}" for k, v in result.versions.items())
     return f'''"""Regression test from the TOSA partition workbench.
 
-{result.op} [{result.dtype}{f" {result.quantization}" if result.quantization else ""}] under {result.profile}, policy {result.policy}: observed {result.outcome.value} /
+{result.case_label}, policy {result.policy}: observed {result.outcome.value} /
 {result.numerics.value} with {versions}, Arm backend: {result.arm_backend_label or "not recorded"}.
 """
 '''
