@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .outcomes import Numerics, Outcome
+from .text import case_label, steps_text
 
 INSTALLED = "installed"  # ArmBackend.source of the installed executorch's backend
 
@@ -161,14 +162,6 @@ class DelegateRecord:
         }
 
 
-def steps_text(steps: float | None, scale: float | None) -> str:
-    """'0.98 steps of 0.00744', '1 step of 0.0002': an error in quantization steps of `scale`; "" without one."""
-    if steps is None or scale is None:
-        return ""
-    count = f"{steps:.3g}"
-    return f"{count} step{'' if count == '1' else 's'} of {scale:.3g}"
-
-
 @dataclass(frozen=True)
 class OutputComparison:
     index: int
@@ -313,9 +306,8 @@ class CaseResult:
 
     @property
     def case_label(self) -> str:
-        """`add [qint8 a16w8] TOSA-1.0+INT+int16`: what the text view, the explorer and the graphs head with."""
-        quantized = f" {self.quantization}" if self.quantization else ""
-        return f"{self.op} [{self.dtype}{quantized}] {self.profile}"
+        """What the text view, the explorer and the graphs head with (`case_label`)."""
+        return case_label(self.op, self.dtype, self.quantization, self.profile)
 
     def reason_summary(self) -> str:
         """One line: the error's root cause, else the first rejection reason, else the first note."""

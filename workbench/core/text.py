@@ -5,6 +5,20 @@ from __future__ import annotations
 from .rows import result_row
 
 
+def case_label(op: str, dtype: str | None, quantization: str, profile: str) -> str:
+    """`add [qint8 a16w8] TOSA-1.0+INT+int16`: a case by its operator, dtype, quantization and profile."""
+    quantized = f" {quantization}" if quantization else ""
+    return f"{op} [{dtype}{quantized}] {profile}"
+
+
+def steps_text(steps: float | None, scale: float | None) -> str:
+    """'0.98 steps of 0.00744', '1 step of 0.0002': an error in quantization steps of `scale`; "" without one."""
+    if steps is None or scale is None:
+        return ""
+    count = f"{steps:.3g}"
+    return f"{count} step{'' if count == '1' else 's'} of {scale:.3g}"
+
+
 def table(rows: list[list[str]], headers: list[str], max_width: int = 60) -> str:
     def cell(value) -> str:
         text = "" if value is None else str(value)

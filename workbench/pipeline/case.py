@@ -26,6 +26,7 @@ from ..core import dtypes as _dtypes
 from ..core import quantization as _quantization
 from ..core.errors import InputMismatchError, WorkbenchError
 from ..core.records import label_of
+from ..core.text import case_label
 from ..stack import arm_backend, loader, profiles
 from ..stack.profiles import Profile
 from ..stages import transform_passes as transform_passes_stage
@@ -173,9 +174,9 @@ class Case:
 
     def __str__(self) -> str:
         passes = f" transform_passes={','.join(self.pass_names)}" if self.transform_passes else ""
-        quantized = f" {self.quantization_name}" if self.quantization_name else ""
         traced = " traced" if self.trace else ""
-        return f"{self.name} [{self.dtype}{quantized}] {self.profile.name} policy={self.policy.name}{passes}{traced}"
+        label = case_label(self.name, self.dtype, self.quantization_name, self.profile.name)
+        return f"{label} policy={self.policy.name}{passes}{traced}"
 
 
 def _checked_quantization(quantize: bool, given, what: str):

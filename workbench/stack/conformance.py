@@ -18,13 +18,12 @@ from __future__ import annotations
 import functools
 import json
 import math
-import os
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import internals
+from . import internals, native_output
 
 # Operators that only move or pick values: exact whatever their data, so they keep another operator's mode.
 DATA_MOVEMENT = frozenset({"RESHAPE", "TRANSPOSE", "CONST", "CONST_SHAPE", "IDENTITY", "SLICE", "CONCAT", "TILE",
@@ -116,13 +115,8 @@ def verify(compliance: Compliance, implementation, precise, bounds) -> tuple[boo
     arrays = [np.ascontiguousarray(a) for a in (implementation, precise, bounds)]
     imp, ref, bnd = (library._get_tensor_data("output", a, compliance.data_type) for a in arrays)
     with tempfile.TemporaryFile(mode="w+b") as said:
-        saved = os.dup(2)
-        os.dup2(said.fileno(), 2)  # the verifier writes why a value fails on the C-level stderr
-        try:
+        with native_output.redirected(2, said):  # the verifier writes why a value fails on the C-level stderr
             ok = bool(library.tvf_verify_data(ref, bnd, imp, ctypes.c_char_p(config)))
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
         said.seek(0)
         words = said.read().decode(errors="replace")
     reasons = [line.strip() for line in words.splitlines() if line.strip().startswith("[Verifier]")]

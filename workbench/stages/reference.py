@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import contextlib
-import os
-import sys
 from dataclasses import dataclass
 from typing import Any
 
 from ..core.outcomes import Stage
-from ..stack import loader
+from ..stack import loader, native_output
 from .state import Lowering, flatten_outputs
 from .tosa_flatbuffer import input_names
 
@@ -37,24 +34,10 @@ class ReferenceModelError(RuntimeError):
     """The reference model did not accept the TOSA graph (status other than TOSA_VALID)."""
 
 
-@contextlib.contextmanager
 def silence_native_stdout():
     # The reference model prints a version notice on the C-level stdout for every run; its verdict is the
     # returned status, so the notice is dropped (and stdout stays clean for --json).
-    try:
-        sys.stdout.flush()
-        saved = os.dup(1)
-        devnull = os.open(os.devnull, os.O_WRONLY)
-    except (OSError, ValueError):
-        yield
-        return
-    try:
-        os.dup2(devnull, 1)
-        yield
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)
-        os.close(devnull)
+    return native_output.redirected(1)
 
 
 def _to_numpy(tensor):

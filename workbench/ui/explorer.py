@@ -18,6 +18,7 @@ import ipywidgets as widgets
 from .. import catalogue, policies, views
 from ..core import dtypes, quantization
 from ..core.errors import WorkbenchError
+from ..core.text import case_label
 from ..core.outcomes import Outcome
 from ..pipeline.case import Case
 from ..pipeline.run import run
@@ -214,9 +215,8 @@ class Explorer(widgets.VBox):
         self.run_button.disabled = True
         self.progress.layout.visibility = "visible"
         self.progress.value = 0
-        quantized = f" {self.chosen_quantization}" if self.chosen_quantization else ""
-        self.status.value = (f"running {html.escape(self.op.value)} [{self.dtype.value}{quantized}] "
-                             f"{html.escape(self.chosen_profile)} …")
+        chosen = case_label(self.op.value, self.dtype.value, self.chosen_quantization or "", self.chosen_profile)
+        self.status.value = f"running {html.escape(chosen)} …"
         if self.threaded:
             self._worker = threading.Thread(target=self._run_and_show, daemon=True)
             self._worker.start()
