@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from .core.errors import WorkbenchError
@@ -350,19 +351,11 @@ def _cmd_passes(args) -> None:
 
 
 def _cmd_summary(args) -> None:
-    from .views.summary import architecture_summary
+    from .views.summary import architecture_summary, format_architecture_summary
 
     table = architecture_summary(args.op, args.dtype, args.profiles, args.policy)
-    if args.json:
-        print(json.dumps(table.to_dict(orient="records"), indent=2))
-        return
-    from .core.text import table as text_table
-
-    columns = ["profile", "policy", "outcome", "delegates", "cpu_islands", "int64_crossings"]
-    print(text_table(table[columns].values.tolist(), columns, max_width=40))
-    for row in table.itertuples():
-        error = f"; {row.error}" if row.error else ""
-        print(f"{row.profile} {row.policy}: {row.crossings or 'no int64 crossing'}{error}")
+    print(json.dumps(table.to_dict(orient="records"), indent=2) if args.json else
+          format_architecture_summary(args.op, table, dtype_chosen=args.dtype is not None))
 
 
 def _cmd_doctor(args) -> None:
@@ -388,6 +381,10 @@ def main(argv: list[str] | None = None) -> int:
 
             use_arm_backend(args.arm_backend)
         _COMMANDS[args.command](args)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader stopped reading (`workbench ops | head`): what it read is the answer, nothing failed.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     except WorkbenchError as exc:
         # One line for bad input: what was wrong and what would be valid.
         print(f"workbench: error: {'; '.join(str(exc).splitlines())}", file=sys.stderr)

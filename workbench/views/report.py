@@ -34,7 +34,7 @@ FOLD_ROWS = 20
 MAX_DETAIL = 300
 # The transition table's columns (DiffResult.transitions): the last counts the passes the errors were raised in.
 # It, and the failures' "failing pass" column, are left out when empty throughout (results saved before them).
-TRANSITION_HEADERS = ("transition", "cases", "ops", "failing passes")
+TRANSITION_HEADERS = ("transition", "count", "cases", "failing passes")
 
 
 def report(results, *, format: str = "md", diff=None, title: str | None = None) -> str:
@@ -130,7 +130,7 @@ def _failures(frame: pd.DataFrame) -> pd.DataFrame:
 
 def _transition_rows(diff: DiffResult) -> tuple[list[str], list[list]]:
     """(headers, rows) of the transition table; without the failing passes when no group has one."""
-    rows = diff.transitions.values.tolist()
+    rows = diff.transitions[["transition", "count", "cases", "failing_passes"]].values.tolist()
     if diff.transitions["failing_passes"].astype(bool).any():
         return list(TRANSITION_HEADERS), rows
     return list(TRANSITION_HEADERS[:-1]), [row[:-1] for row in rows]

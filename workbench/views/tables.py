@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..core.dtypes import INT32_MAX, INT32_MIN
 from ..core.quantization import call_arguments
 from ..core.rows import result_row
-from ..core.text import SUMMARY_COLUMNS
+from ..core.text import SUMMARY_COLUMNS, readable_reason
 
 
 def reasons_frame(result):
@@ -15,7 +15,7 @@ def reasons_frame(result):
     return pd.DataFrame(
         [
             {"node": n.name, "target": n.target, "dtypes": n.dtype_summary(),
-             "placed": "TOSA" if n.delegated else "CPU", "reason": n.reason or ""}
+             "placed": "TOSA" if n.delegated else "CPU", "reason": readable_reason(n.reason or "")}
             for n in result.nodes
         ],
         columns=["node", "target", "dtypes", "placed", "reason"],
