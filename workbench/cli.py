@@ -102,6 +102,8 @@ def _add_batch_commands(sub) -> None:
                         help="default: from --out's extension, else md")
     report.add_argument("--against", default=None, help="a second results file: include the grouped diff")
     report.add_argument("--out", default=None, help="write here instead of printing")
+    report.add_argument("--case-pages", action="store_true", help="with --against and an .html --out: write each "
+                        "changed case's page into OUT-cases/ and link it (from the sweep cache, else run again)")
 
     doctor = sub.add_parser("doctor", help="the installed stack, the Arm backend, every private hook of executorch "
                             "and torch the workbench uses (ok / missing / changed) and the decomposition cache")
@@ -321,9 +323,11 @@ def _cmd_report(args) -> None:
     from .batch.diffs import diff
     from .views.report import report, write_report
 
+    if args.case_pages and not args.out:
+        raise WorkbenchError("--case-pages writes files beside the report: give --out x.html")
     comparison = diff(args.against, args.results) if args.against else None
     if args.out:
-        print(write_report(args.results, args.out, format=args.format, diff=comparison))
+        print(write_report(args.results, args.out, format=args.format, diff=comparison, case_pages=args.case_pages))
     else:
         print(report(args.results, format=args.format or "md", diff=comparison))
 

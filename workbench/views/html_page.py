@@ -19,6 +19,8 @@ from .tables import (figure_png, numerics_figure, numerics_frame, reasons_frame,
                      trace_frame)
 
 EXTENSIONS = (".html", ".htm")
+# Columns of free text, which wrap; every other cell stays on one line.
+FREE_TEXT = {"reason", "note", "judged by", "TOSA compliance", "inputs", "outputs"}
 
 PAGE_STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 1.2em 2em;
@@ -31,6 +33,8 @@ table.wb-table th, table.wb-table td { border: 1px solid #cfd8dc; padding: 0.35e
                                        vertical-align: top; }
 table.wb-table th { background: #eceff1; position: sticky; top: 0; }
 table.wb-table tr:nth-child(even) td { background: #fafafa; }
+table.wb-table td.wb-short { white-space: nowrap; }
+table.wb-table td.wb-text { min-width: 16em; max-width: 48em; }
 .wb-table-scroll { max-height: 70vh; overflow: auto; display: inline-block; max-width: 100%; }
 pre { background: #f5f5f5; border: 1px solid #e0e0e0; padding: 0.7em 1em; overflow-x: auto; white-space: pre-wrap; }
 .wb-outcome { font-size: 1.05em; }
@@ -86,13 +90,24 @@ def _versions(result) -> str:
 
 
 def frame_html(frame, empty: str) -> str:
-    """A DataFrame as a padded table (cells escaped; floats to 4 significant digits), or `empty` when it has no
-    rows."""
+    """A DataFrame as a padded table, or `empty` when it has no rows. Cells are escaped; floats keep 4 significant
+    digits; None and NaN are blank; short values stay on one line, free text (FREE_TEXT columns) wraps."""
     if frame.empty:
         return f"<p>{html.escape(empty)}</p>"
-    table = frame.to_html(index=False, escape=True, na_rep="", border=0, classes="wb-table",
-                          float_format=lambda value: f"{value:.4g}")
-    return f"<div class='wb-table-scroll'>{table}</div>"
+    esc = html.escape
+    wrapping = [column in FREE_TEXT for column in frame.columns]
+    head = "".join(f"<th>{esc(str(column))}</th>" for column in frame.columns)
+    rows = "".join("<tr>" + "".join(f"<td class='{'wb-text' if wraps else 'wb-short'}'>{esc(_cell(value))}</td>"
+                                    for value, wraps in zip(row, wrapping)) + "</tr>"
+                   for row in frame.itertuples(index=False))
+    return (f"<div class='wb-table-scroll'><table class='wb-table'><thead><tr>{head}</tr></thead>"
+            f"<tbody>{rows}</tbody></table></div>")
+
+
+def _cell(value) -> str:
+    if value is None or (isinstance(value, float) and value != value):
+        return ""
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
 def _reasons(result) -> str:
