@@ -109,8 +109,13 @@ GRAPH_SCRIPT = r"""
       drawing.dataset.height = parseFloat(drawing.getAttribute('height'));
       drawing.dataset.unit = (drawing.getAttribute('width') || '').replace(/[\d.]+/, '') || 'px';
     }
+    // keep what is in the middle of the box there: the point at the centre, as a fraction of the drawing
+    const across = (box.scrollLeft + box.clientWidth / 2) / Math.max(box.scrollWidth, 1);
+    const down = (box.scrollTop + box.clientHeight / 2) / Math.max(box.scrollHeight, 1);
     drawing.setAttribute('width', drawing.dataset.width * factor + drawing.dataset.unit);
     drawing.setAttribute('height', drawing.dataset.height * factor + drawing.dataset.unit);
+    box.scrollLeft = across * box.scrollWidth - box.clientWidth / 2;
+    box.scrollTop = down * box.scrollHeight - box.clientHeight / 2;
   }
   function step(by) {
     zoom.value = Math.min(Number(zoom.max), Math.max(Number(zoom.min), Number(zoom.value) + by));
