@@ -92,7 +92,8 @@ def node_selector(name: str) -> str:
 
 def visible_in_box(page, selector: str) -> bool:
     return page.eval_on_selector(selector, """g => {
-        const shape = g.getBoundingClientRect(), box = document.getElementById('wb-graph-scroll').getBoundingClientRect();
+        const shape = g.getBoundingClientRect();
+        const box = document.getElementById('wb-graph-scroll').getBoundingClientRect();
         return shape.top >= box.top && shape.bottom <= box.bottom && shape.left >= box.left && shape.right <= box.right;
     }""")
 

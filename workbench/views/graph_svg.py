@@ -16,7 +16,8 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 from .graph import KIND_COLOURS, PartitionGraph, _title, draw_partition, partition_graph
-from .graph_layout import INT64_COLOUR, MATCH_COLOUR, GraphOptions, GraphStructure, graph_structure, partition_dot, search_summary
+from .graph_layout import (INT64_COLOUR, MATCH_COLOUR, GraphOptions, GraphStructure, graph_structure, partition_dot,
+                           search_summary)
 
 INSTALL_HINT = "bash scripts/ensure-graphviz.sh, or apt-get install graphviz"
 # The picture keeps its usual size up to PICTURE_AS_USUAL_INCHES (16000 px: any graph the explorer shows as the
@@ -48,6 +49,7 @@ def graphviz_missing() -> str | None:
 
 
 def legend_html() -> str:
+    """The colours and outlines of the Graphviz drawing, as a line of HTML (the explorer's and the page's)."""
     swatch = ("<span style='display:inline-block;width:11px;height:11px;background:{};border:{};"
               "margin:0 3px 0 10px'></span>{}")
     items = [(KIND_COLOURS["tosa"], "1px solid #37474f", "delegated (box3d: a collapsed delegate)"),

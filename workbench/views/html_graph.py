@@ -132,7 +132,7 @@ GRAPH_SCRIPT = r"""
 """
 
 
-def graph_variants(result, structure) -> list[tuple[str, str, GraphOptions]]:
+def graph_variants(structure) -> list[tuple[str, str, GraphOptions]]:
     """(value, label, options) of each drawing the page offers, the one shown first at the top."""
     all_collapsed = (COLLAPSED, "all collapsed", GraphOptions(collapsed=True))
     all_expanded = (EXPANDED, "all expanded", GraphOptions(collapsed=False))
@@ -173,7 +173,7 @@ def graph_section(result) -> str:
     """The graph's HTML (tools, legend, pan box, variants, index, script); the picture when Graphviz is missing."""
     graph = partition_graph(result)
     structure = graph_structure(result, graph)
-    variants = graph_variants(result, structure)
+    variants = graph_variants(structure)
     first = draw_graph(result, variants[0][2], structure, graph)
     if first.svg is None:
         return _picture_section(first)

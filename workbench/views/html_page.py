@@ -74,7 +74,8 @@ def result_page(result) -> str:
                 ("error", "Error", _error(result)), ("reproduce", "Reproduce", _reproduce(result))]
     body = [f"<h1>{esc(result.case_label)}</h1>",
             f"<p class='wb-outcome'>policy <code>{esc(str(result.policy))}</code> · outcome <b>{esc(str(outcome))}</b>"
-            f" · numerics <b>{esc(str(numerics))}</b> · Arm backend {esc(result.arm_backend_label)}</p>",
+            f" · numerics <b>{esc(str(numerics))}</b> · Arm backend {esc(result.arm_backend_label)}"
+            + "".join(f" · transform pass <code>{esc(name)}</code>" for name in result.transform_passes) + "</p>",
             _versions(result),
             "<nav>" + "".join(f"<a href='#{key}'>{esc(title)}</a>" for key, title, _ in sections) + "</nav>"]
     body += [f"<section id='{key}'><h2>{esc(title)}</h2>\n{content}</section>" for key, title, content in sections]

@@ -318,8 +318,6 @@ def _html(frame: pd.DataFrame, diff: DiffResult | None, title: str, pages: list 
 
 def _html_pages(diff: DiffResult, pages: list) -> str:
     """The changed cases, each linked to its page (or why it has none)."""
-    from .case_pages import MAX_PAGES
-
     esc = html.escape
     shown = [i for i in range(len(diff.key)) if any(str(cells[i]) for cells, _, _ in pages)]  # no empty column
     head = "".join(f"<th>{esc(h)}</th>" for h in [*(diff.key[i] for i in shown), "change", "page"])
