@@ -166,3 +166,11 @@ def test_a_report_links_the_page_of_each_changed_case(tmp_path, monkeypatch):
     page = (tmp_path / link).read_text(encoding="utf-8")
     assert "cumsum [int64] TOSA-1.1+INT+int64" in page and "ext-int64-allowlist" in page
     assert text.count("<a href=") == 1
+
+
+@needs_dot
+def test_a_case_that_ended_before_partitioning_still_gets_a_page():
+    result = dataclasses.replace(stacked(1, 1), nodes=(), delegates=(), outcome=Outcome.EXPORT_ERROR)
+    page = result_page(result)
+    assert "No nodes were recorded (the case ended before partitioning)." in page
+    assert templates(page) == ["__expanded__"] and "outcome <b>export_error</b>" in page
