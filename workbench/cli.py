@@ -37,6 +37,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--isolate", action="store_true", help="run in a child process (crash and hang safe)")
     run.add_argument("--timeout", type=float, default=None, help="seconds before an isolated case is stopped")
     run.add_argument("--emit-test", metavar="FILE", help="also write a pytest file asserting this outcome")
+    run.add_argument("--html", metavar="PATH", help="also write the result as one self-contained page (.html)")
     _add_case_options(run)
     _add_arm_backend_option(run)
 
@@ -102,6 +103,8 @@ def _add_batch_commands(sub) -> None:
                         help="default: from --out's extension, else md")
     report.add_argument("--against", default=None, help="a second results file: include the grouped diff")
     report.add_argument("--out", default=None, help="write here instead of printing")
+    report.add_argument("--case-pages", action="store_true", help="with --against and an .html --out: write each "
+                        "changed case's page into OUT-cases/ and link it (from the sweep cache, else run again)")
 
     doctor = sub.add_parser("doctor", help="the installed stack, the Arm backend, every private hook of executorch "
                             "and torch the workbench uses (ok / missing / changed) and the decomposition cache")
@@ -204,24 +207,9 @@ def _cmd_profiles(args) -> None:
 
 
 def _cmd_run(args) -> None:
-    from .pipeline.case import Case
-    from .pipeline.run import run
+    from .views.run_command import run_command
 
-    case = Case.of(args.op, args.dtype, args.profile, policy=args.policy, seed=args.seed,
-                   transform_passes=args.transform_passes, quantization=args.quantization, trace=args.trace)
-    result = run(case, isolate=args.isolate, timeout=args.timeout)
-    print(json.dumps(result.to_dict(), indent=2) if args.json else result)
-    if args.trace and not args.json:
-        from .views.tables import trace_text
-
-        print("\n" + (trace_text(result) if result.trace else "no trace: nothing was delegated, or see the notes"))
-    if args.emit_test:
-        from pathlib import Path
-
-        from .views.regression import to_pytest
-
-        Path(args.emit_test).write_text(to_pytest(result))
-        print(f"wrote {args.emit_test}", file=sys.stderr)
+    run_command(args)
 
 
 def _cmd_culprits(args) -> None:
@@ -336,9 +324,11 @@ def _cmd_report(args) -> None:
     from .batch.diffs import diff
     from .views.report import report, write_report
 
+    if args.case_pages and not args.out:
+        raise WorkbenchError("--case-pages writes files beside the report: give --out x.html")
     comparison = diff(args.against, args.results) if args.against else None
     if args.out:
-        print(write_report(args.results, args.out, format=args.format, diff=comparison))
+        print(write_report(args.results, args.out, format=args.format, diff=comparison, case_pages=args.case_pages))
     else:
         print(report(args.results, format=args.format or "md", diff=comparison))
 

@@ -154,7 +154,9 @@ def reproduce_code(result) -> str:
     passes = f", transform_passes={list(result.transform_passes)!r}" if result.transform_passes else ""
     shell_passes = "".join(f" --transform-pass {name}" for name in result.transform_passes)
     shell_passes += f" --quantization {result.quantization}" if result.quantization else ""
-    if result.op.startswith("model:"):
+    from ..catalogue import names
+
+    if result.op.startswith("model:") or result.op not in names():  # run_model(..., name=...) names it freely
         return (
             setup +
             f"# {result.op} was your own module: pass it and its example inputs again\n"
