@@ -77,9 +77,9 @@ class PartitionGraph:
 REASON_CHARS_ON_GRAPH = 170  # the Reasons table keeps the full text
 
 
-def short_reason(reason: str) -> str:
+def short_reason(reason: str, width: int = REASON_CHARS_ON_GRAPH) -> str:
     """A rejection reason for the graph: readable (core/text.py) and cut at a word boundary."""
-    return shortened(readable_reason(reason), REASON_CHARS_ON_GRAPH)
+    return shortened(readable_reason(reason), width)
 
 
 def _short_target(target: str) -> str:
