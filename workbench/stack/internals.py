@@ -173,6 +173,11 @@ HOOKS: dict[str, Hook] = {h.key: h for h in (
          "the per-tensor trace: every TOSA tensor as the reference model computed it, beside its FX node's eager "
          "value (stack/tosa_trace.py)", "the per-tensor trace (trace=True): a result says it was not traced", False,
          lambda: importlib.import_module(".tosa_trace", __package__).probe(), probe_at_load=False),
+    Hook("tosa_provenance", "TOSABackend._preprocess (wrapped during lowering), ArmCompileSpec.dump_debug_info("
+         "DebugMode.JSON), backends/arm/debug/schema.py's debug.json",
+         "which TOSA operators each delegated node became, from the Arm backend's own debug record "
+         "(stack/tosa_debug.py)", "TOSA provenance: delegated nodes and TOSA operators are not matched", True,
+         lambda: importlib.import_module(".tosa_debug", __package__).probe()),
     Hook("arm_test_suite", "executorch.backends.arm.test (tester/test_pipeline.py pipelines, ArmTester, "
          "common.parametrize)", "reading executorch's own Arm tests as cases (stack/arm_test_capture.py)",
          "executorch's Arm tests as cases (`workbench sweep --arm-tests`, `workbench.cases.from_arm_tests`)", False,

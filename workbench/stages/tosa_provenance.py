@@ -1,0 +1,98 @@
+"""Which TOSA operators each delegated node became: the Arm backend's own debug record of a delegate
+(stack/tosa_debug.py) matched to the delegate's operators and to the partition's nodes (a helper of the lower
+stage).
+
+- An operator a node visitor emitted is in the record, with the node of the backend's graph it lowered and that
+  node's from_node trace. Its FX node (a node of the delegate's edge program, named as in the partition) is that
+  graph node itself when the passes kept it; else the edge node the trace names, nearest first; else the edge node
+  whose own trace it carries (the backend's passes copy a node's metadata onto the nodes they make from it), the
+  latest that computes where several do (a decomposition's nodes share one); else one sharing a source with it
+  (as the per-tensor trace matches, stages/trace.py); else none.
+- An operator no node visitor recorded (a RESHAPE or TILE a visitor's helper adds, backends/arm/tosa/utils.py)
+  belongs to the node of the operators that read its output.
+- A CONST belongs to the node whose operators read it; one read by several nodes' operators belongs to none.
+- A TRANSPOSE of a node that is not itself a permutation is a layout transpose the backend inserted (channels-last
+  at the delegate's edges and around convolutions, pooling, ...): it is listed with the node, marked as such.
+"""
+
+from __future__ import annotations
+
+from ..core.records import is_quantize_dequantize
+from ..stack import tosa_debug
+
+LOWERING, LAYOUT, HELPER, CONSTANT = "lowering", "layout transpose", "helper", "constant"
+UNMATCHED = "its graph node matches no node of the partition"
+FOLDED_QDQ = "no TOSA operator: a quantize/dequantize folded into its neighbours' quantization parameters"
+FOLDED = "no TOSA operator: folded, or removed as a no-op, by the Arm backend's passes"
+_PERMUTATIONS = ("permute", "transpose")
+
+
+def attribute(operators: list[dict], record) -> tuple[list[dict], dict[str, tuple[str, ...]]]:
+    """(`operators` with `fx_node`, `role` and `graph_node` added to each, the TOSA operators of each node of
+    the delegate's edge program, constants left out, in serialization order). `record`: a DelegateDebugRecord."""
+    edge = record.edge_nodes
+    events = {event.tensor: event for event in tosa_debug.operator_events(record)}
+    found: list[dict] = []
+    for op in operators:
+        event = events.get(op["outputs"][0]["name"]) if op["outputs"] else None
+        if event is None:
+            found.append({"fx_node": None, "role": "", "graph_node": None})
+            continue
+        fx_node = _edge_node(event, edge)
+        permutes = fx_node is not None and any(p in edge[fx_node][0] for p in _PERMUTATIONS)
+        role = LAYOUT if op["op"] == "TRANSPOSE" and not permutes and event.graph_node not in edge else LOWERING
+        found.append({"fx_node": fx_node, "role": role if fx_node else UNMATCHED, "graph_node": event.graph_node})
+    readers: dict[str, list[int]] = {}
+    for index, op in enumerate(operators):
+        for tensor in op["inputs"]:
+            readers.setdefault(tensor["name"], []).append(index)
+    # later operators first, so that a chain of helpers resolves from the operator that reads its end
+    for index in reversed(range(len(operators))):
+        if found[index]["graph_node"] is None and operators[index]["op"] != "CONST":
+            _by_readers(found, index, operators, readers, HELPER)
+    for index, op in enumerate(operators):
+        if op["op"] == "CONST":
+            _by_readers(found, index, operators, readers, CONSTANT)
+    per_node = {name: tuple(op["op"] for op, f in zip(operators, found)
+                            if f["fx_node"] == name and f["role"] != CONSTANT) for name in edge}
+    return [{**op, **f} for op, f in zip(operators, found)], per_node
+
+
+def note(target: str, tosa_ops: tuple[str, ...]) -> str:
+    """What a delegated node that became no TOSA operator says; empty for one that became some."""
+    if tosa_ops:
+        return ""
+    return FOLDED_QDQ if is_quantize_dequantize(target) else FOLDED
+
+
+def _by_readers(found: list[dict], index: int, operators: list[dict], readers: dict, role: str) -> None:
+    nodes = []
+    for tensor in operators[index]["outputs"]:
+        for reader in readers.get(tensor["name"], ()):
+            name = found[reader]["fx_node"]
+            nodes += [name] if name not in nodes else []
+    if len(nodes) == 1 and nodes[0] is not None:
+        found[index].update(fx_node=nodes[0], role=role)
+    else:
+        shared = ", ".join(n for n in nodes if n)
+        found[index].update(role=f"{role} read by {shared}" if len(nodes) > 1 and shared else role)
+
+
+def _edge_node(event, edge: dict) -> str | None:
+    """The edge program's node an operator event came from (see the module docstring); None when none."""
+    if event.graph_node in edge:
+        return event.graph_node
+    named = next((name for name, _ in event.trace if name in edge), None)
+    if named is not None:
+        return named
+    carried = {name: len(trace) for name, (_, trace) in edge.items() if trace and event.trace[-len(trace):] == trace}
+    if carried:  # the longest trace it ends with: the nearest node
+        return _latest_computing([n for n, length in carried.items() if length == max(carried.values())], edge)
+    sources = {name for name, _ in event.trace}
+    sharing = [name for name, (_, trace) in edge.items() if sources & {source for source, _ in trace}]
+    return _latest_computing(sharing, edge) if sharing else None
+
+
+def _latest_computing(names: list[str], edge: dict) -> str:
+    computing = [name for name in names if not is_quantize_dequantize(edge[name][0])]
+    return (computing or names)[-1]
