@@ -44,8 +44,13 @@ def _accounted(result):
     return found
 
 
-def test_float_conv_block_operators_per_node(conv_block, torch):
-    result = workbench.run_model(*conv_block, "TOSA-1.0+FP")
+@pytest.fixture(scope="module")
+def float_result(conv_block):
+    return workbench.run_model(*conv_block, "TOSA-1.0+FP")
+
+
+def test_float_conv_block_operators_per_node(float_result):
+    result = float_result
     assert result.outcome.value == "delegated"
     nodes = {n.name: n for n in result.nodes}
     conv = nodes["aten_convolution_default"]
@@ -60,16 +65,6 @@ def test_float_conv_block_operators_per_node(conv_block, torch):
         ("aten_convolution_default", "layout transpose"), ("aten_avg_pool2d_default", "layout transpose")]
     assert all(role == "constant" for op, _, role in found if op == "CONST")
 
-    # the record is of the same lowering: executorch's own, without the debug record, makes the same bytes
-    from executorch.backends.arm.tosa.compile_spec import TosaCompileSpec
-    from executorch.backends.arm.tosa.partitioner import TOSAPartitioner
-    from executorch.exir import to_edge_transform_and_lower
-
-    exported = torch.export.export(*conv_block)
-    plain = to_edge_transform_and_lower(exported, partitioner=[TOSAPartitioner(TosaCompileSpec("TOSA-1.0+FP"))])
-    lowered = plain.exported_program().graph_module.lowered_module_0
-    assert bytes(lowered.processed_bytes) == result.delegates[0].flatbuffer
-
     # every view of the result shows it, and it survives a round trip through JSON (the cache, isolation)
     assert "aten_convolution_default: TRANSPOSE (layout), CONV2D; 4 constants" in str(result)
     assert reasons_frame(result).set_index("node").loc["aten_relu_default", "TOSA"] == "CLAMP"
@@ -79,6 +74,22 @@ def test_float_conv_block_operators_per_node(conv_block, torch):
     assert "TOSA: TRANSPOSE, CONV2D" in dot and "TOSA: CLAMP" in dot
     again = result_from_dict(json.loads(json.dumps(result.to_dict())))
     assert again == result and again.nodes[0].tosa_ops == conv.tosa_ops
+
+
+def test_the_record_leaves_the_flatbuffer_as_executorch_makes_it(conv_block, float_result, torch):
+    """The debug record is of the lowering itself: executorch's own lowering, without it, makes the same bytes."""
+    from executorch.backends.arm.tosa.compile_spec import TosaCompileSpec
+    from executorch.backends.arm.tosa.partitioner import TOSAPartitioner
+    from executorch.exir import to_edge_transform_and_lower
+
+    exported = torch.export.export(*conv_block)
+    plain = to_edge_transform_and_lower(exported, partitioner=[TOSAPartitioner(TosaCompileSpec("TOSA-1.0+FP"))])
+    lowered = plain.exported_program().graph_module.lowered_module_0
+    assert bytes(lowered.processed_bytes) == float_result.delegates[0].flatbuffer
+    # and outside a workbench call the backend is as executorch made it
+    from executorch.backends.arm.tosa.backend import TOSABackend
+
+    assert vars(TOSABackend)["_preprocess"].__func__.__module__ == "executorch.backends.arm.tosa.backend"
 
 
 def test_quantized_conv_block_rescale_and_folded_nodes(conv_block):

@@ -74,6 +74,9 @@ def format_result(result) -> str:
     return "\n".join(lines)
 
 
+_ROLE_WORDS = {"layout transpose": "layout"}
+
+
 def node_tosa_text(result) -> dict[str, str]:
     """Per delegated node whose TOSA operators are known: 'TRANSPOSE (layout), CONV2D; 5 constants', or
     'none: folded, ...' for one that became none."""
@@ -90,7 +93,7 @@ def node_tosa_text(result) -> dict[str, str]:
             texts[node.name] = "none: " + node.tosa_note.removeprefix("no TOSA operator: ")
             continue
         ops = owned.get(node.name, [])
-        named = [op["op"] + ("" if op["role"] == "lowering" else f" ({op['role'].split()[0]})")
+        named = [op["op"] + ("" if op["role"] == "lowering" else f" ({_ROLE_WORDS.get(op['role'], op['role'])})")
                  for op in ops if op["role"] != "constant"]
         constants = sum(op["role"] == "constant" for op in ops)
         texts[node.name] = ", ".join(named or node.tosa_ops) + (f"; {constants} constant{'s' * (constants > 1)}" if constants else "")

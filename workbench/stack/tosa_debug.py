@@ -21,6 +21,7 @@ import contextlib
 import copy
 import inspect
 import json
+import operator
 import tempfile
 import threading
 from dataclasses import dataclass
@@ -133,7 +134,8 @@ def _edge_nodes(edge_program) -> dict:
 
     nodes = {}
     for node in edge_program.graph.nodes:
-        if node.op != "call_function":
+        # the partition's nodes (stages/partition.py): a getitem, which shares its producer's trace, is not one
+        if node.op != "call_function" or node.target is operator.getitem:
             continue
         trace = TorchDebugSchema.serialize_node_trace(node.meta.get("from_node") or [])
         nodes[node.name] = (target_name(node.target), tuple((t["name"], t["graph_id"]) for t in trace))

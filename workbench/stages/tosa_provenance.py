@@ -7,10 +7,14 @@ stage).
   graph node itself when the passes kept it; else the edge node the trace names, nearest first; else the edge node
   whose own trace it carries (the backend's passes copy a node's metadata onto the nodes they make from it), the
   latest that computes where several do (a decomposition's nodes share one); else one sharing a source with it
-  (as the per-tensor trace matches, stages/trace.py); else none.
+  (as the per-tensor trace matches, stages/trace.py); a TABLE, made without provenance, the node named in its
+  table constant (stack/tosa_trace.py); else none.
 - An operator no node visitor recorded (a RESHAPE or TILE a visitor's helper adds, backends/arm/tosa/utils.py)
   belongs to the node of the operators that read its output.
-- A CONST belongs to the node whose operators read it; one read by several nodes' operators belongs to none.
+- Operators whose trace names no node of the partition (a decomposition that traced a graph of its own) belong,
+  "by elimination", to the one computing node of the delegate that has no other operator, if there is one.
+- A CONST (or CONST_SHAPE) belongs to the node whose operators read it; one read by several nodes' operators
+  belongs to none.
 - A TRANSPOSE of a node that is not itself a permutation is a layout transpose the backend inserted (channels-last
   at the delegate's edges and around convolutions, pooling, ...): it is listed with the node, marked as such.
 """
@@ -18,10 +22,11 @@ stage).
 from __future__ import annotations
 
 from ..core.records import is_quantize_dequantize
-from ..stack import tosa_debug
+from ..stack import tosa_debug, tosa_trace
 
 LOWERING, LAYOUT, HELPER, CONSTANT = "lowering", "layout transpose", "helper", "constant"
-UNMATCHED = "its graph node matches no node of the partition"
+BY_ELIMINATION = "by elimination"
+UNMATCHED = "no node: its graph node matches none of the partition"
 FOLDED_QDQ = "no TOSA operator: a quantize/dequantize folded into its neighbours' quantization parameters"
 FOLDED = "no TOSA operator: folded, or removed as a no-op, by the Arm backend's passes"
 _PERMUTATIONS = ("permute", "transpose")
@@ -31,31 +36,54 @@ def attribute(operators: list[dict], record) -> tuple[list[dict], dict[str, tupl
     """(`operators` with `fx_node`, `role` and `graph_node` added to each, the TOSA operators of each node of
     the delegate's edge program, constants left out, in serialization order). `record`: a DelegateDebugRecord."""
     edge = record.edge_nodes
-    events = {event.tensor: event for event in tosa_debug.operator_events(record)}
-    found: list[dict] = []
-    for op in operators:
-        event = events.get(op["outputs"][0]["name"]) if op["outputs"] else None
-        if event is None:
-            found.append({"fx_node": None, "role": "", "graph_node": None})
-            continue
-        fx_node = _edge_node(event, edge)
-        permutes = fx_node is not None and any(p in edge[fx_node][0] for p in _PERMUTATIONS)
-        role = LAYOUT if op["op"] == "TRANSPOSE" and not permutes and event.graph_node not in edge else LOWERING
-        found.append({"fx_node": fx_node, "role": role if fx_node else UNMATCHED, "graph_node": event.graph_node})
+    found = _recorded(operators, tosa_debug.operator_events(record), edge)
+    _by_elimination(found, edge)
     readers: dict[str, list[int]] = {}
     for index, op in enumerate(operators):
         for tensor in op["inputs"]:
             readers.setdefault(tensor["name"], []).append(index)
     # later operators first, so that a chain of helpers resolves from the operator that reads its end
     for index in reversed(range(len(operators))):
-        if found[index]["graph_node"] is None and operators[index]["op"] != "CONST":
+        if found[index]["graph_node"] is None and not _is_constant(operators[index]):
             _by_readers(found, index, operators, readers, HELPER)
     for index, op in enumerate(operators):
-        if op["op"] == "CONST":
+        if _is_constant(op):
             _by_readers(found, index, operators, readers, CONSTANT)
     per_node = {name: tuple(op["op"] for op, f in zip(operators, found)
                             if f["fx_node"] == name and f["role"] != CONSTANT) for name in edge}
     return [{**op, **f} for op, f in zip(operators, found)], per_node
+
+
+def _recorded(operators: list[dict], events, edge: dict) -> list[dict]:
+    """Per operator: the node of the record's event for it (by its output tensor), or nothing yet."""
+    by_tensor = {event.tensor: event for event in events}
+    found = []
+    for op in operators:
+        event = by_tensor.get(op["outputs"][0]["name"]) if op["outputs"] else None
+        if event is None:
+            found.append({"fx_node": None, "role": "", "graph_node": None})
+            continue
+        fx_node = _edge_node(event, edge) or _table_source(op, edge)
+        permutes = fx_node is not None and any(p in edge[fx_node][0] for p in _PERMUTATIONS)
+        role = LAYOUT if op["op"] == "TRANSPOSE" and not permutes and event.graph_node not in edge else LOWERING
+        found.append({"fx_node": fx_node, "role": role if fx_node else UNMATCHED, "graph_node": event.graph_node})
+    return found
+
+
+def _by_elimination(found: list[dict], edge: dict) -> None:
+    """Recorded operators whose trace names no node of the partition (a decomposition that traced a graph of its
+    own, as embedding's) go to the one computing node that has no operator otherwise, if there is exactly one."""
+    unmatched = [f for f in found if f["role"] == UNMATCHED]
+    claimed = {f["fx_node"] for f in found}
+    idle = [name for name, (target, _) in edge.items()
+            if name not in claimed and not is_quantize_dequantize(target)]
+    if unmatched and len(idle) == 1:
+        for f in unmatched:
+            f.update(fx_node=idle[0], role=BY_ELIMINATION)
+
+
+def _is_constant(op: dict) -> bool:
+    return op["op"] in ("CONST", "CONST_SHAPE")
 
 
 def note(target: str, tosa_ops: tuple[str, ...]) -> str:
@@ -91,6 +119,15 @@ def _edge_node(event, edge: dict) -> str | None:
     sources = {name for name, _ in event.trace}
     sharing = [name for name, (_, trace) in edge.items() if sources & {source for source, _ in trace}]
     return _latest_computing(sharing, edge) if sharing else None
+
+
+def _table_source(op: dict, edge: dict) -> str | None:
+    """A TABLE, which InsertTableOpsPass makes without provenance: the node it replaced, named in its table
+    constant's name (stack/tosa_trace.py)."""
+    if op["op"] != "TABLE":
+        return None
+    return next((name for tensor in op["inputs"]
+                 if (name := tosa_trace.table_constant_source(tensor["name"])) in edge), None)
 
 
 def _latest_computing(names: list[str], edge: dict) -> str:
