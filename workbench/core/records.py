@@ -138,11 +138,10 @@ class NodeRecord:
     delegated: bool  # tagged for TOSA by the partitioner
     delegate: str | None  # the partition tag it was placed in
     reason: str | None  # the partitioner's rejection reason when not delegated
-    # A delegated node: the TOSA operators it became, constants left out, layout transposes in (the Arm
-    # backend's debug record, stages/tosa_provenance.py); () when it became none; None when not known (a CPU
-    # node, a failed lowering, a record that could not be read)
+    # the TOSA operators a delegated node became, constants left out (stages/tosa_provenance.py); (): none, and
+    # tosa_note says why; None: not known (a CPU node, a failed lowering)
     tosa_ops: tuple[str, ...] | None = None
-    tosa_note: str = ""  # a delegated node that became no TOSA operator: why ("folded ...")
+    tosa_note: str = ""
 
     def dtype_summary(self) -> str:
         return f"{','.join(self.input_dtypes) or '-'} -> {','.join(self.output_dtypes) or '-'}"
@@ -151,10 +150,8 @@ class NodeRecord:
 @dataclass(frozen=True)
 class DelegateRecord:
     name: str
-    # TosaOpInfo.to_dict() per operator, in order; with the Arm backend's debug record (stages/tosa_provenance.py)
-    # also `fx_node` (the partition node it came from, None: no node), `role` ("lowering", "layout transpose",
-    # "helper", "constant", or why it belongs to no node) and `graph_node` (the node of the backend's own graph
-    # whose node visitor emitted it; None for a constant or helper)
+    # TosaOpInfo.to_dict() per operator, in order, and where the Arm backend's debug record says, `fx_node`,
+    # `role` and `graph_node` (stages/tosa_provenance.py)
     tosa_ops: tuple[dict, ...]
     flatbuffer: bytes = field(repr=False)
 

@@ -2,6 +2,14 @@
 (stack/tosa_debug.py) matched to the delegate's operators and to the partition's nodes (a helper of the lower
 stage).
 
+What a result holds (core/records.py): each operator of `DelegateRecord.tosa_ops` gets `fx_node` (the partition's
+node it came from; None: no node), `role` (how: "lowering" for the node's own operators, "layout transpose",
+"helper", "constant", "by elimination"; for an operator of no node, why: "constant read by a, b", "no node: ...")
+and `graph_node` (the node of the backend's own graph whose visitor emitted it; None for a constant or helper).
+Each delegated `NodeRecord` gets `tosa_ops` (its operators' names, constants left out, layout transposes in; ()
+for none) and `tosa_note` (for none, why: FOLDED_QDQ or FOLDED). A delegate whose record is missing (a degraded
+hook) has neither: `tosa_ops` stays None.
+
 - An operator a node visitor emitted is in the record, with the node of the backend's graph it lowered and that
   node's from_node trace. Its FX node (a node of the delegate's edge program, named as in the partition) is that
   graph node itself when the passes kept it; else the edge node the trace names, nearest first; else the edge node
@@ -15,8 +23,10 @@ stage).
   "by elimination", to the one computing node of the delegate that has no other operator, if there is one.
 - A CONST (or CONST_SHAPE) belongs to the node whose operators read it; one read by several nodes' operators
   belongs to none.
-- A TRANSPOSE of a node that is not itself a permutation is a layout transpose the backend inserted (channels-last
-  at the delegate's edges and around convolutions, pooling, ...): it is listed with the node, marked as such.
+- A TRANSPOSE of a node that is not itself a permutation is a layout transpose the backend inserted: the rewrite
+  passes put permutes to and from NHWC around the operators TOSA lays out channels-last (RewriteConvPass,
+  RewriteAvgPool2dPass, ...: backends/arm/_passes/rewrite_avg_pool2d_pass.py, NHWC_ORDER), and those left after
+  the propagation passes become TRANSPOSEs. It is listed with the node, marked as such.
 """
 
 from __future__ import annotations
