@@ -103,3 +103,27 @@ def test_quantized_conv_block_rescale_and_folded_nodes(conv_block):
     assert folded and all(n.tosa_ops == () and "folded" in n.tosa_note for n in folded)
     assert all(n.tosa_ops is None for n in result.cpu_nodes)
     assert "none: a quantize/dequantize folded" in str(result)
+
+
+def test_a_changed_backend_entry_point_warns_and_the_result_says_what_is_lost(monkeypatch):
+    """executorch as it would be if TOSABackend._preprocess took other parameters: said loudly, lowering unharmed."""
+    from executorch.backends.arm.tosa.backend import TOSABackend
+
+    from workbench.stack import internals
+
+    original = vars(TOSABackend)["_preprocess"].__func__
+
+    def renamed(program, spec):
+        return original(program, spec)
+
+    monkeypatch.setattr(TOSABackend, "_preprocess", staticmethod(renamed))
+    internals.forget()
+    try:
+        with pytest.warns(internals.StackWarning, match=r"TOSABackend\._preprocess .*changed.*TOSA provenance"):
+            result = workbench.run_case("add", "int32", "TOSA-1.0+INT")
+    finally:
+        internals.forget()
+    assert result.outcome.value == "delegated"
+    assert all(n.tosa_ops is None for n in result.nodes)
+    assert "fx_node" not in result.delegates[0].tosa_ops[0]
+    assert any("_preprocess" in note and "degraded" in note for note in result.notes), result.notes

@@ -96,7 +96,8 @@ def node_tosa_text(result) -> dict[str, str]:
         named = [op["op"] + ("" if op["role"] == "lowering" else f" ({_ROLE_WORDS.get(op['role'], op['role'])})")
                  for op in ops if op["role"] != "constant"]
         constants = sum(op["role"] == "constant" for op in ops)
-        texts[node.name] = ", ".join(named or node.tosa_ops) + (f"; {constants} constant{'s' * (constants > 1)}" if constants else "")
+        counted = f"; {constants} constant{'s' * (constants > 1)}" if constants else ""
+        texts[node.name] = ", ".join(named or node.tosa_ops) + counted
     return texts
 
 

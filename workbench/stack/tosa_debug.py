@@ -42,6 +42,7 @@ class DelegateDebugRecord:
     # per node of the delegate's edge program, in graph order: (target name, its from_node trace as
     # serialize_node_trace flattens it, as (name, graph_id) pairs)
     edge_nodes: dict
+    problem: str = ""  # why its debug.json could not be read (then no events): said when they are asked for
 
 
 def probe() -> str:
@@ -106,8 +107,12 @@ class _Recorder:
                 spec = copy.copy(compile_spec).dump_intermediate_artifacts_to(folder)
                 spec.dump_debug_info(type(compile_spec).DebugMode.JSON)
                 result = original(edge_program, spec)
-                events = json.loads((Path(folder) / _DEBUG_FILE).read_text())
-            sink.append(DelegateDebugRecord(bytes(result.processed_bytes), tuple(events), edge_nodes))
+                # the lowering itself has succeeded: a record that cannot be read must not fail it
+                try:
+                    events, problem = tuple(json.loads((Path(folder) / _DEBUG_FILE).read_text())), ""
+                except (OSError, ValueError) as exc:
+                    events, problem = (), f"{type(exc).__name__}: {exc}"
+            sink.append(DelegateDebugRecord(bytes(result.processed_bytes), events, edge_nodes, problem))
             return result
 
         return preprocess
@@ -153,7 +158,11 @@ class OperatorEvent:
 
 
 def operator_events(record: DelegateDebugRecord) -> list[OperatorEvent]:
-    """The record's events as OperatorEvents; a StackError when they are not laid out as DebugSchema.to_dict()."""
+    """The record's events as OperatorEvents; a StackError when they could not be read or are not laid out as
+    DebugSchema.to_dict()."""
+    if record.problem:
+        raise StackError(f"the Arm backend's {_DEBUG_FILE} could not be read ({record.problem}): executorch "
+                         "changed how it writes its debug record (workbench/stack/tosa_debug.py)")
     events = []
     for event in record.events:
         try:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import dataclasses
 
+from ..core.errors import StackError
 from ..core.outcomes import Outcome, Stage
 from ..core.records import DelegateRecord
 from ..stack import internals, loader, tosa_debug
@@ -41,7 +41,7 @@ def run(state: Lowering) -> None:
         )
     state.program = edge.exported_program()
     state.lowered, state.cpu_compute = lowered_layout(state.program.graph_module)
-    state.delegates = [_delegate_record(module, index, debug_records, state.node_tosa_ops)
+    state.delegates = [_delegate_record(module, index, debug_records, state)
                        for index, module in enumerate(state.lowered)]
     for index, module in enumerate(state.lowered):
         module._workbench_label = f"delegate_{index}"  # how notes about this delegate name it
@@ -58,10 +58,10 @@ def failed_stage(state: Lowering) -> Stage:
     return Stage.PARTITION if partitioner is not None and partitioner.entered else Stage.TO_EDGE
 
 
-def _delegate_record(lowered_module, index: int, debug_records: list, node_tosa_ops: dict) -> DelegateRecord:
+def _delegate_record(lowered_module, index: int, debug_records: list, state: Lowering) -> DelegateRecord:
     """The delegate's operators, each with the node it came from where the Arm backend's debug record of this
     flatbuffer says (the first record of the same bytes: delegates lowered alike take one each in turn); the
-    operators of each of its nodes go into `node_tosa_ops`."""
+    operators of each of its nodes go into `state.node_tosa_ops`. A record that cannot be read is a note."""
     flatbuffer = bytes(lowered_module.processed_bytes)
     try:
         ops = tuple(op.to_dict() for op in read_operators(flatbuffer))
@@ -71,7 +71,11 @@ def _delegate_record(lowered_module, index: int, debug_records: list, node_tosa_
     record = next((r for r in debug_records if r.flatbuffer == flatbuffer), None)
     if record is not None:
         debug_records.remove(record)
-        attributed, per_node = tosa_provenance.attribute(list(ops), record)
-        ops = tuple(attributed)
-        node_tosa_ops.update(per_node)
+        try:
+            attributed, per_node = tosa_provenance.attribute(list(ops), record)
+        except StackError as exc:
+            state.notes.append(f"delegate_{index}: no TOSA operators per node: {exc}")
+        else:
+            ops = tuple(attributed)
+            state.node_tosa_ops.update(per_node)
     return DelegateRecord(name=f"delegate_{index}", tosa_ops=ops, flatbuffer=flatbuffer)
