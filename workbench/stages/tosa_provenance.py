@@ -17,8 +17,10 @@ hook) has neither: `tosa_ops` stays None.
   latest that computes where several do (a decomposition's nodes share one); else one sharing a source with it
   (as the per-tensor trace matches, stages/trace.py); a TABLE, made without provenance, the node named in its
   table constant (stack/tosa_trace.py); else none.
-- An operator no node visitor recorded (a RESHAPE or TILE a visitor's helper adds, backends/arm/tosa/utils.py)
-  belongs to the node of the operators that read its output.
+- An operator no node visitor recorded (a RESHAPE or TILE a visitor's helper adds, backends/arm/tosa/utils.py),
+  or one still matched to no node (the RESHAPE MatchArgRanksPass adds to give an input the rank of the other,
+  traced to a view_copy of its own graph), belongs, as a "helper", to the node of the operators that read its
+  output, when they are all one node's.
 - Operators whose trace names no node of the partition (a decomposition that traced a graph of its own) belong,
   "by elimination", to the one computing node of the delegate that has no other operator, if there is one.
 - A CONST (or CONST_SHAPE) belongs to the node whose operators read it; one read by several nodes' operators
@@ -54,7 +56,7 @@ def attribute(operators: list[dict], record) -> tuple[list[dict], dict[str, tupl
             readers.setdefault(tensor["name"], []).append(index)
     # later operators first, so that a chain of helpers resolves from the operator that reads its end
     for index in reversed(range(len(operators))):
-        if found[index]["graph_node"] is None and not _is_constant(operators[index]):
+        if found[index]["fx_node"] is None and not _is_constant(operators[index]):
             _by_readers(found, index, operators, readers, HELPER)
     for index, op in enumerate(operators):
         if _is_constant(op):
@@ -67,13 +69,17 @@ def attribute(operators: list[dict], record) -> tuple[list[dict], dict[str, tupl
 def _recorded(operators: list[dict], events, edge: dict) -> list[dict]:
     """Per operator: the node of the record's event for it (by its output tensor), or nothing yet."""
     by_tensor = {event.tensor: event for event in events}
+    by_trace: dict[tuple, list[str]] = {}  # each edge node's own trace -> the nodes with it, in graph order
+    for name, (_, trace) in edge.items():
+        if trace:
+            by_trace.setdefault(trace, []).append(name)
     found = []
     for op in operators:
         event = by_tensor.get(op["outputs"][0]["name"]) if op["outputs"] else None
         if event is None:
             found.append({"fx_node": None, "role": "", "graph_node": None})
             continue
-        fx_node = _edge_node(event, edge) or _table_source(op, edge)
+        fx_node = _edge_node(event, edge, by_trace) or _table_source(op, edge)
         permutes = fx_node is not None and any(p in edge[fx_node][0] for p in _PERMUTATIONS)
         role = LAYOUT if op["op"] == "TRANSPOSE" and not permutes and event.graph_node not in edge else LOWERING
         found.append({"fx_node": fx_node, "role": role if fx_node else UNMATCHED, "graph_node": event.graph_node})
@@ -111,21 +117,23 @@ def _by_readers(found: list[dict], index: int, operators: list[dict], readers: d
             nodes += [name] if name not in nodes else []
     if len(nodes) == 1 and nodes[0] is not None:
         found[index].update(fx_node=nodes[0], role=role)
-    else:
+    elif not found[index]["role"]:  # a recorded operator keeps why it matched no node
         shared = ", ".join(n for n in nodes if n)
         found[index].update(role=f"{role} read by {shared}" if len(nodes) > 1 and shared else role)
 
 
-def _edge_node(event, edge: dict) -> str | None:
+def _edge_node(event, edge: dict, by_trace: dict) -> str | None:
     """The edge program's node an operator event came from (see the module docstring); None when none."""
     if event.graph_node in edge:
         return event.graph_node
     named = next((name for name, _ in event.trace if name in edge), None)
     if named is not None:
         return named
-    carried = {name: len(trace) for name, (_, trace) in edge.items() if trace and event.trace[-len(trace):] == trace}
-    if carried:  # the longest trace it ends with: the nearest node
-        return _latest_computing([n for n, length in carried.items() if length == max(carried.values())], edge)
+    # the longest own trace that the event's ends with: the nearest node whose metadata it carries
+    carried = next((by_trace[event.trace[start:]] for start in range(len(event.trace))
+                    if event.trace[start:] in by_trace), None)
+    if carried:
+        return _latest_computing(carried, edge)
     sources = {name for name, _ in event.trace}
     sharing = [name for name, (_, trace) in edge.items() if sources & {source for source, _ in trace}]
     return _latest_computing(sharing, edge) if sharing else None
