@@ -570,6 +570,7 @@ def test_add_int32_under_tosa_int_is_one_delegate_with_matching_numbers(explorer
         ui.screenshot("02-add-int32-delegated-tosa")
         assert {row["delegate"] for row in tosa} == {"delegate_0"}, tosa
         assert "ADD" in {row["op"] for row in tosa}, tosa
+        assert {row["node"] for row in tosa if row["op"] == "ADD"} == {"aten_add_tensor"}, tosa  # its provenance
         numerics = ui.tab("Numerics")
         ui.expect(numerics).to_contain_text("numerics: match")
         ui.expect(numerics.locator("img.widget-image")).to_be_visible()

@@ -138,6 +138,10 @@ class NodeRecord:
     delegated: bool  # tagged for TOSA by the partitioner
     delegate: str | None  # the partition tag it was placed in
     reason: str | None  # the partitioner's rejection reason when not delegated
+    # the TOSA operators a delegated node became, constants left out (stages/tosa_provenance.py); (): none, and
+    # tosa_note says why; None: not known (a CPU node, a failed lowering)
+    tosa_ops: tuple[str, ...] | None = None
+    tosa_note: str = ""
 
     def dtype_summary(self) -> str:
         return f"{','.join(self.input_dtypes) or '-'} -> {','.join(self.output_dtypes) or '-'}"
@@ -146,7 +150,9 @@ class NodeRecord:
 @dataclass(frozen=True)
 class DelegateRecord:
     name: str
-    tosa_ops: tuple[dict, ...]  # TosaOpInfo.to_dict() per operator, in order
+    # TosaOpInfo.to_dict() per operator, in order, and where the Arm backend's debug record says, `fx_node`,
+    # `role` and `graph_node` (stages/tosa_provenance.py)
+    tosa_ops: tuple[dict, ...]
     flatbuffer: bytes = field(repr=False)
 
     @property

@@ -82,6 +82,7 @@ def format_result(result) -> str:
         lines += ["", table(rows, ["node", "target", "dtypes", "placed", "reason"], max_width=70, wrap="reason")]
     for delegate in result.delegates:
         lines.append(f"{delegate.name}: TOSA {' -> '.join(delegate.tosa_op_names) or '(no operators)'}")
+    lines += provenance_lines(result)
     for out in result.outputs:
         status = "match" if out.match else "MISMATCH"
         error = "-" if out.max_abs_error is None else f"{out.max_abs_error:g}"
@@ -103,6 +104,51 @@ def format_result(result) -> str:
     timing = " ".join(f"{k}={v:.2f}s" for k, v in result.timings.items())
     lines.append(f"timings: {timing}")
     return "\n".join(lines)
+
+
+_ROLE_WORDS = {"layout transpose": "layout"}
+
+
+def node_tosa_text(result) -> dict[str, str]:
+    """Per delegated node whose TOSA operators are known: 'TRANSPOSE (layout), CONV2D; 5 constants', or
+    'none: folded, ...' for one that became none."""
+    owned: dict[str, list[dict]] = {}
+    for delegate in result.delegates:
+        for op in delegate.tosa_ops:
+            if op.get("fx_node"):
+                owned.setdefault(op["fx_node"], []).append(op)
+    texts = {}
+    for node in result.nodes:
+        if node.tosa_ops is None:
+            continue
+        if not node.tosa_ops:
+            texts[node.name] = "none: " + node.tosa_note.removeprefix("no TOSA operator: ")
+            continue
+        ops = owned.get(node.name, [])
+        named = [op["op"] + ("" if op["role"] == "lowering" else f" ({_ROLE_WORDS.get(op['role'], op['role'])})")
+                 for op in ops if op["role"] != "constant"]
+        constants = sum(op["role"] == "constant" for op in ops)
+        counted = f"; {constants} constant{'s' * (constants > 1)}" if constants else ""
+        texts[node.name] = ", ".join(named or node.tosa_ops) + counted
+    return texts
+
+
+def unowned_operators(result) -> list[str]:
+    """The delegates' TOSA operators that belong to no node, each with why: 'CONST x in delegate_0 (constant
+    read by a, b)'."""
+    return [f"{op['op']} {op['outputs'][0]['name'] if op['outputs'] else ''} in {delegate.name} ({op['role']})"
+            for delegate in result.delegates for op in delegate.tosa_ops if "fx_node" in op and not op["fx_node"]]
+
+
+def provenance_lines(result) -> list[str]:
+    """The text view's TOSA operators per delegated node, and those of no node."""
+    texts = node_tosa_text(result)
+    if not texts:
+        return []
+    lines = ["TOSA operators per node (the Arm backend's debug record):"]
+    lines += [f"  {name}: {text}" for name, text in texts.items()]
+    lines += [f"  of no node: {text}" for text in unowned_operators(result)]
+    return lines
 
 
 SUMMARY_COLUMNS = ("op", "dtype", "profile", "outcome", "numerics", "reason")

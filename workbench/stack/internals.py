@@ -3,8 +3,9 @@
 Outside this module nothing in the workbench reads a private attribute of torch or executorch: it calls the
 accessors below. The exceptions are the other modules of this layer that reproduce torch's or executorch's own
 code: the speed levers that patch a torch or executorch function during a call (decomposition_cache.py with
-registry_fingerprint.py, pass_construction.py, rng_placeholders.py, graph_recompile.py; levers.py) and the capture
-of executorch's Arm test suite (arm_test_capture.py). What they reproduce or rely on is pinned by the hash of its
+registry_fingerprint.py, pass_construction.py, rng_placeholders.py, graph_recompile.py; levers.py), the capture
+of executorch's Arm test suite (arm_test_capture.py), and the Arm backend's debug record, asked for by wrapping
+TOSABackend._preprocess while a case lowers (tosa_debug.py, probed by its hook below). What they reproduce or rely on is pinned by the hash of its
 source (pinned_sources.py), checked where they act, and each switches itself off, or warns, when it changes.
 Each `Hook` names what it reads, what the workbench uses it for, and what is lost without it:
 
@@ -173,6 +174,11 @@ HOOKS: dict[str, Hook] = {h.key: h for h in (
          "the per-tensor trace: every TOSA tensor as the reference model computed it, beside its FX node's eager "
          "value (stack/tosa_trace.py)", "the per-tensor trace (trace=True): a result says it was not traced", False,
          lambda: importlib.import_module(".tosa_trace", __package__).probe(), probe_at_load=False),
+    Hook("tosa_provenance", "TOSABackend._preprocess (wrapped during lowering), ArmCompileSpec.dump_debug_info("
+         "DebugMode.JSON), backends/arm/debug/schema.py's debug.json",
+         "which TOSA operators each delegated node became, from the Arm backend's own debug record "
+         "(stack/tosa_debug.py)", "TOSA provenance: delegated nodes and TOSA operators are not matched", True,
+         lambda: importlib.import_module(".tosa_debug", __package__).probe()),
     Hook("arm_test_suite", "executorch.backends.arm.test (tester/test_pipeline.py pipelines, ArmTester, "
          "common.parametrize)", "reading executorch's own Arm tests as cases (stack/arm_test_capture.py)",
          "executorch's Arm tests as cases (`workbench sweep --arm-tests`, `workbench.cases.from_arm_tests`)", False,

@@ -109,7 +109,12 @@ def replaced_by_table(node) -> str | None:
     """The name of the node a TABLE node replaced (read from its table constant's name); None for another node."""
     if "TABLE" not in str(node.target) or len(node.args) < 2:
         return None
-    found = _TABLE_CONSTANT.match(getattr(node.args[1], "name", ""))
+    return table_constant_source(getattr(node.args[1], "name", ""))
+
+
+def table_constant_source(name: str) -> str | None:
+    """The name of the node whose TABLE reads the table constant `name`; None for another name."""
+    found = _TABLE_CONSTANT.match(name)
     return found.group(1) if found else None
 
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from ..core.outcomes import Numerics, Outcome
 from ..core.records import ErrorInfo
 from ..stack import loader
+from .tosa_provenance import note
 
 # on_stage(stage, node_records_or_None): told as each stage starts, and with the partition decisions as soon
 # as they exist; isolated runs use it to keep what was known when a child crashes or hangs.
@@ -55,6 +56,7 @@ class Lowering:
     lowered: list = field(default_factory=list)  # lowered delegate modules, in call order
     cpu_compute: list = field(default_factory=list)  # targets of compute nodes left on CPU
     delegates: list = field(default_factory=list)  # DelegateRecords
+    node_tosa_ops: dict = field(default_factory=dict)  # edge node name -> the TOSA operators it became
     actual: list | None = None  # the lowered program's outputs, flat
     delegate_runs: list = field(default_factory=list)  # reference.DelegateRun of each delegate call, in order
     outputs: list = field(default_factory=list)  # OutputComparisons
@@ -83,8 +85,11 @@ class Lowering:
 
     @property
     def nodes(self) -> tuple:
-        records = getattr(self.partitioner, "records", None)
-        return tuple(records or ())
+        records = tuple(getattr(self.partitioner, "records", None) or ())
+        if not self.node_tosa_ops:
+            return records
+        return tuple(replace(r, tosa_ops=ops, tosa_note=note(r.target, ops))
+                     if r.delegated and (ops := self.node_tosa_ops.get(r.name)) is not None else r for r in records)
 
 
 def flatten_outputs(out) -> list:

@@ -199,6 +199,9 @@ def _node_attrs(structure: GraphStructure, name: str, matched: bool) -> dict[str
         lines = [name, f"{_short_target(record.target)}: {','.join(record.output_dtypes) or '-'}"]
         if node.kind == "cpu" and node.reason:
             lines += _wrap(short_reason(node.reason, 90), 36)
+        tosa = _tosa_line(record)
+        if tosa:
+            lines += _wrap(tosa if record.tosa_ops else "TOSA: none (folded)", 36)
         if failing:
             lines += failing.splitlines()
             classes.append("wb-failing")
@@ -207,7 +210,8 @@ def _node_attrs(structure: GraphStructure, name: str, matched: bool) -> dict[str
             lines.append(("first divergence: " if diverges else "error: ") + node.error)
         if diverges:
             classes.append("wb-diverges")
-        tooltip = [record.target, record.dtype_summary()] + ([node.reason] if node.reason else [])
+        tooltip = [record.target, record.dtype_summary()] + ([node.reason] if node.reason else []) + \
+            ([tosa] if tosa else [])
         attrs = {"label": _text("\n".join(lines)), "fillcolor": colour, "tooltip": _text("\n".join(tooltip))}
     if failing:
         attrs.update(color=FAILING_COLOUR, penwidth="3", style="rounded,filled,bold")
@@ -217,6 +221,15 @@ def _node_attrs(structure: GraphStructure, name: str, matched: bool) -> dict[str
         attrs.update(color=MATCH_COLOUR, penwidth="4")
     attrs["class"] = " ".join(classes)
     return attrs
+
+
+def _tosa_line(record) -> str:
+    """'TOSA: TRANSPOSE, CONV2D' (the operators a delegated node became), 'TOSA: none: folded ...', or ''
+    where they are not known."""
+    if record.tosa_ops is None:
+        return ""
+    return "TOSA: " + (", ".join(record.tosa_ops) if record.tosa_ops else
+                       "none: " + record.tosa_note.removeprefix("no TOSA operator: "))
 
 
 def _group_box_attrs(structure: GraphStructure, group: Group, found: set[str]) -> dict[str, str]:

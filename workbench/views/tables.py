@@ -6,19 +6,22 @@ from __future__ import annotations
 from ..core.dtypes import INT32_MAX, INT32_MIN
 from ..core.quantization import call_arguments
 from ..core.rows import result_row
-from ..core.text import SUMMARY_COLUMNS, readable_reason
+from ..core.text import SUMMARY_COLUMNS, node_tosa_text, readable_reason
 
 
 def reasons_frame(result):
+    """One row per node: where it was placed and why; a delegated node's TOSA operators (core/text.py's
+    node_tosa_text: 'TRANSPOSE (layout), CONV2D; 4 constants', or 'none: folded ...')."""
     import pandas as pd
 
+    tosa = node_tosa_text(result)
     return pd.DataFrame(
         [
-            {"node": n.name, "target": n.target, "dtypes": n.dtype_summary(),
-             "placed": "TOSA" if n.delegated else "CPU", "reason": readable_reason(n.reason or "")}
+            {"node": n.name, "target": n.target, "dtypes": n.dtype_summary(), "placed": "TOSA" if n.delegated else "CPU",
+             "reason": readable_reason(n.reason or ""), "TOSA": tosa.get(n.name, "")}
             for n in result.nodes
         ],
-        columns=["node", "target", "dtypes", "placed", "reason"],
+        columns=["node", "target", "dtypes", "placed", "reason", "TOSA"],
     )
 
 
@@ -127,20 +130,25 @@ def numerics_figure(result):
 
 
 def tosa_frame(result):
-    """Every TOSA operator of every delegate, in order, with its tensors' dtypes and shapes."""
+    """Every TOSA operator of every delegate, in order, with its tensors' dtypes and shapes, the node it came from
+    and how ("lowering", "layout transpose", "helper", "constant"; of no node: why), where the Arm backend's
+    debug record says (stages/tosa_provenance.py; empty where there was none)."""
     import pandas as pd
 
     def tensors(items):
         return ", ".join(f"{t['dtype']}{list(t['shape'])}" for t in items)
 
+    def node(op):
+        return op["fx_node"] or "(no node)" if "fx_node" in op else ""
+
     return pd.DataFrame(
         [
-            {"delegate": d.name, "step": i, "op": op["op"], "inputs": tensors(op["inputs"]),
-             "outputs": tensors(op["outputs"])}
+            {"delegate": d.name, "step": i, "op": op["op"], "node": node(op), "role": op.get("role", ""),
+             "inputs": tensors(op["inputs"]), "outputs": tensors(op["outputs"])}
             for d in result.delegates
             for i, op in enumerate(d.tosa_ops)
         ],
-        columns=["delegate", "step", "op", "inputs", "outputs"],
+        columns=["delegate", "step", "op", "node", "role", "inputs", "outputs"],
     )
 
 
