@@ -192,16 +192,18 @@ def _node_attrs(structure: GraphStructure, name: str, matched: bool) -> dict[str
     colour = KIND_COLOURS.get(node.kind, "#eceff1")
     classes = ["wb-node", f"wb-{node.kind}"] + (["wb-match"] if matched else [])
     failing = getattr(node, "failing", None)  # the node the failing pass worked on (graph.failing_record)
+    # the failing node's ring always comes with the pass's name, on a program input (a buffer) too
+    failing_lines = failing.splitlines() if failing else []
+    if failing:
+        classes.append("wb-failing")
     if record is None:  # a program input, parameter or buffer
-        attrs = {"label": _text(name), "shape": "ellipse", "fillcolor": colour, "fontsize": "9",
-                 "tooltip": _text(f"{name}: program input, parameter or buffer")}
+        attrs = {"label": _text("\n".join([name] + failing_lines)), "shape": "ellipse", "fillcolor": colour,
+                 "fontsize": "9", "tooltip": _text(f"{name}: program input, parameter or buffer")}
     else:
         lines = [name, f"{_short_target(record.target)}: {','.join(record.output_dtypes) or '-'}"]
         if node.kind == "cpu" and node.reason:
             lines += _wrap(short_reason(node.reason)[:90], 36)
-        if failing:
-            lines += failing.splitlines()
-            classes.append("wb-failing")
+        lines += failing_lines
         diverges = getattr(node, "diverges", False)
         if getattr(node, "error", None):
             lines.append(("first divergence: " if diverges else "error: ") + node.error)
