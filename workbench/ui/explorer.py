@@ -25,29 +25,15 @@ from ..pipeline.run import run
 from ..stages import transform_passes
 from ..stack import arm_backend, profiles
 from ..views.graph import partition_graph
-from ..views.summary import model_summary
 from .graph_view import GraphView
+from .html_parts import summary_html, table_html
+from .shown_case import CUSTOM_PROFILE, choose_profile, set_controls, shown_line
 from .trace_view import TraceView
 
 TAB_TITLES = ("Partition graph", "Reasons", "Numerics", "TOSA", "Error", "Reproduce")
 GRAPH_TAB, REASONS_TAB, NUMERICS_TAB, TOSA_TAB, ERROR_TAB, REPRODUCE_TAB = range(len(TAB_TITLES))
 # Rendered with every result, being what is read first; the other tabs wait until opened.
 EAGER_TABS = (GRAPH_TAB, REASONS_TAB)
-CUSTOM_PROFILE = "custom…"
-
-
-def _table_html(frame) -> str:
-    if frame.empty:
-        return "<i>nothing to show</i>"
-    return frame.to_html(index=False, escape=True, border=0, classes="wb-table")
-
-
-def _summary_html(result) -> str:
-    row = model_summary(result)
-    crossings = f" ({html.escape(row['crossings'])})" if row["crossings"] else ""
-    return (f"<small>{row['delegated_nodes']} of {row['compute_nodes']} compute nodes delegated: "
-            f"{row['delegates']} delegate(s), {row['cpu_islands']} CPU island(s), "
-            f"{row['int64_crossings']} int64 tensor(s) crossing a delegate boundary{crossings}</small>")
 
 
 class Explorer(widgets.VBox):
@@ -81,11 +67,7 @@ class Explorer(widgets.VBox):
         self._on_op({"new": op})
         if dtype in self.dtype.options:
             self.dtype.value = dtype
-        if profile in profiles.PRESETS:
-            self.profile.value = profile
-        else:
-            self.profile.value = CUSTOM_PROFILE
-            self.custom_profile.value = profile
+        choose_profile(self, profile)
         super().__init__([controls, self.tabs])
 
     def _build_controls(self, op: str) -> widgets.VBox:
@@ -114,6 +96,8 @@ class Explorer(widgets.VBox):
         self.run_button = widgets.Button(description="Run", button_style="primary", icon="play")
         self.progress = widgets.IntProgress(value=0, min=0, max=1, description="", bar_style="info",
                                             layout=widgets.Layout(visibility="hidden", width="160px"))
+        # what the shown result is when the controls cannot say it (ui/shown_case.py)
+        self.shown_html = widgets.HTML().add_class("wb-shown-elsewhere")
         self.status = widgets.HTML().add_class("wb-status")  # classes: stable handles for the browser tests
         # The partition in three numbers (views/summary.py): what matters on a whole model.
         self.summary_html = widgets.HTML().add_class("wb-summary")
@@ -126,6 +110,7 @@ class Explorer(widgets.VBox):
             widgets.HBox([self.policy, self.isolate, self.trace, self.run_button, self.progress]),
             self.transform_passes,
             self.backend_html,
+            self.shown_html,
             self.status,
             self.summary_html,
         ])
@@ -243,15 +228,21 @@ class Explorer(widgets.VBox):
             self.run_button.disabled = False
             self.progress.value = 1
             self.progress.layout.visibility = "hidden"
-        self.show(result)
+        self._show(result)
         return result
 
     def show(self, result) -> None:
-        """Show a new result: the status and summary lines, the partition graph, the reasons and the tab it
-        opens (Error after a lowering error) are rendered now, every other tab when it is first opened.
+        """Show a result made elsewhere (run_case, run_model, a file): the controls are set to its case where they
+        can express it, and a line above the status says what they cannot (ui/shown_case.py). Then as after Run:
+        the status and summary lines, the partition graph, the reasons and the tab it opens (Error after a lowering
+        error) are rendered now, every other tab when it is first opened.
 
         Returns when the first tab is shown: a benchmark times Run -> first tab shown with this call."""
+        self._show(result, shown_line(result, set_controls(self, result)))
+
+    def _show(self, result, shown: str = "") -> None:
         with self._render_lock:
+            self.shown_html.value = shown
             self.result = result
             self.graph = partition_graph(result)
             self._rendered_tabs.clear()
@@ -266,7 +257,7 @@ class Explorer(widgets.VBox):
             for index in (opened, *EAGER_TABS):
                 self._render_tab(index)
             self.backend_html.value = f"<small>Arm backend: {html.escape(result.arm_backend_label)}</small>"
-            self.summary_html.value = _summary_html(result)
+            self.summary_html.value = summary_html(result)
             self.status.value = (f"<b>{html.escape(result.case_label)}</b>: "
                                  f"outcome <b>{result.outcome.value}</b>, numerics <b>{result.numerics.value}</b>"
                                  + (f" — {html.escape(result.reason_summary())}" if result.reason_summary() else ""))
@@ -301,12 +292,12 @@ class Explorer(widgets.VBox):
         self.graph_view.show(result, self.graph)
 
     def _render_reasons(self, result) -> None:
-        self.reasons_html.value = _table_html(views.reasons_frame(result))
+        self.reasons_html.value = table_html(views.reasons_frame(result))
 
     def _render_numerics(self, result) -> None:
         notes = "".join(f"<br><i>note: {html.escape(note)}</i>" for note in result.notes)
         self.numerics_html.value = (
-            f"<b>numerics: {result.numerics.value}</b>{notes}<br>" + _table_html(views.numerics_frame(result))
+            f"<b>numerics: {result.numerics.value}</b>{notes}<br>" + table_html(views.numerics_frame(result))
         )
         figure = views.numerics_figure(result)
         self._set_numerics_image(views.figure_png(figure) if figure is not None else b"")
@@ -317,7 +308,7 @@ class Explorer(widgets.VBox):
         self.numerics_image.layout.display = None if png else "none"  # an empty image shows as a broken one
 
     def _render_tosa(self, result) -> None:
-        self.tosa_html.value = _table_html(views.tosa_frame(result))
+        self.tosa_html.value = table_html(views.tosa_frame(result))
 
     def _render_error(self, result) -> None:
         if result.error is None:

@@ -65,6 +65,7 @@ class GraphView(widgets.VBox):
         self.zoom.observe(lambda _: self._place_svg(), names="value")
         super().__init__([self.mode, self.tools, self.note, self.picture, self.svg_box])
         self.add_class("wb-graph")
+        self.note.value = "<small><i>no result yet: press Run</i></small>"
         self._display(picture=True)
 
     def options(self) -> GraphOptions:
@@ -134,6 +135,7 @@ class GraphView(widgets.VBox):
                                   f"{scale_svg(self._svg, self.zoom.value)}</div>")
 
     def _display(self, picture: bool) -> None:
-        self.picture.layout.display = None if picture else "none"
+        # an Image without a PNG shows as a broken image: shown only once drawn
+        self.picture.layout.display = None if picture and self.picture.value else "none"
         self.svg_box.layout.display = "none" if picture else None
         self.tools.layout.display = "none" if picture else None
