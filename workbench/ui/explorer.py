@@ -26,7 +26,7 @@ from ..stages import transform_passes
 from ..stack import arm_backend, profiles
 from ..views.graph import partition_graph
 from .graph_view import GraphView
-from .html_parts import summary_html, table_html
+from .html_parts import EXPLORER_STYLE, summary_html, table_html
 from .shown_case import CUSTOM_PROFILE, choose_profile, set_controls, shown_line
 from .trace_view import TraceView
 
@@ -34,6 +34,11 @@ TAB_TITLES = ("Partition graph", "Reasons", "Numerics", "TOSA", "Error", "Reprod
 GRAPH_TAB, REASONS_TAB, NUMERICS_TAB, TOSA_TAB, ERROR_TAB, REPRODUCE_TAB = range(len(TAB_TITLES))
 # Rendered with every result, being what is read first; the other tabs wait until opened.
 EAGER_TABS = (GRAPH_TAB, REASONS_TAB)
+
+
+def _row(*children) -> widgets.HBox:
+    """A row of controls that wraps in a narrow notebook rather than cutting its last controls off."""
+    return widgets.HBox(list(children), layout=widgets.Layout(flex_flow="row wrap"))
 
 
 class Explorer(widgets.VBox):
@@ -68,7 +73,8 @@ class Explorer(widgets.VBox):
         if dtype in self.dtype.options:
             self.dtype.value = dtype
         choose_profile(self, profile)
-        super().__init__([controls, self.tabs])
+        super().__init__([widgets.HTML(EXPLORER_STYLE), controls, self.tabs])
+        self.add_class("wb-explorer")
 
     def _build_controls(self, op: str) -> widgets.VBox:
         self.op = widgets.Combobox(options=catalogue.names(), value=op, ensure_option=True,
@@ -89,13 +95,13 @@ class Explorer(widgets.VBox):
                                                   allow_duplicates=False, placeholder="transform passes (optional)",
                                                   layout=widgets.Layout(width="60%"))
         self.isolate = widgets.Checkbox(value=False, description="isolate (child process: crash and hang safe)",
-                                        indent=False)
+                                        indent=False, layout=widgets.Layout(width="auto"))
         # every delegate's tensors beside eager's (stages/trace.py), shown in the Numerics tab
         self.trace = widgets.Checkbox(value=False, description="trace tensors", indent=False,
                                       layout=widgets.Layout(width="auto"))
         self.run_button = widgets.Button(description="Run", button_style="primary", icon="play")
         self.progress = widgets.IntProgress(value=0, min=0, max=1, description="", bar_style="info",
-                                            layout=widgets.Layout(visibility="hidden", width="160px"))
+                                            layout=widgets.Layout(display="none", width="120px"))
         # what the shown result is when the controls cannot say it (ui/shown_case.py)
         self.shown_html = widgets.HTML().add_class("wb-shown-elsewhere")
         self.status = widgets.HTML().add_class("wb-status")  # classes: stable handles for the browser tests
@@ -105,9 +111,9 @@ class Explorer(widgets.VBox):
         self.backend_html = widgets.HTML(f"<small>Arm backend: {html.escape(arm_backend.active().label)}</small>")
         self.backend_html.add_class("wb-arm-backend")
         return widgets.VBox([
-            widgets.HBox([self.op, self.dtype, self.quantization]),
-            widgets.HBox([self.profile, self.custom_profile, self.profile_status]),
-            widgets.HBox([self.policy, self.isolate, self.trace, self.run_button, self.progress]),
+            _row(self.op, self.dtype, self.quantization),
+            _row(self.profile, self.custom_profile, self.profile_status),
+            _row(self.policy, self.isolate, self.trace, self.run_button, self.progress),
             self.transform_passes,
             self.backend_html,
             self.shown_html,
@@ -198,7 +204,7 @@ class Explorer(widgets.VBox):
         if self._worker is not None and self._worker.is_alive():
             return None
         self.run_button.disabled = True
-        self.progress.layout.visibility = "visible"
+        self.progress.layout.display = None  # shown while running only: hidden, it would hold a wrapped line
         self.progress.value = 0
         chosen = case_label(self.op.value, self.dtype.value, self.chosen_quantization or "", self.chosen_profile)
         self.status.value = f"running {html.escape(chosen)} …"
@@ -227,7 +233,7 @@ class Explorer(widgets.VBox):
         finally:
             self.run_button.disabled = False
             self.progress.value = 1
-            self.progress.layout.visibility = "hidden"
+            self.progress.layout.display = "none"
         self._show(result)
         return result
 

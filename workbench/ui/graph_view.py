@@ -50,12 +50,15 @@ class GraphView(widgets.VBox):
                                        value=EXPAND_ALL, description="delegates",
                                        layout=widgets.Layout(width="340px")).add_class("wb-graph-expand")
         self.search = widgets.Text(placeholder="node name or target, then Enter", description="search",
-                                   continuous_update=False).add_class("wb-graph-search")
+                                   continuous_update=False, style={"description_width": "initial"},
+                                   layout=widgets.Layout(width="330px"))
+        self.search.add_class("wb-graph-search")
         self.zoom = widgets.FloatSlider(value=1.0, min=0.1, max=2.5, step=0.05, description="zoom",
                                         readout_format=".0%", continuous_update=False).add_class("wb-graph-zoom")
         self.note = widgets.HTML().add_class("wb-graph-note")
         self.svg_box = widgets.HTML().add_class("wb-graph-svg")
-        self.tools = widgets.HBox([self.expand, self.search, self.zoom]).add_class("wb-graph-tools")
+        self.tools = widgets.HBox([self.expand, self.search, self.zoom], layout=widgets.Layout(flex_flow="row wrap"))
+        self.tools.add_class("wb-graph-tools")
         self.result = self.graph = self.structure = None
         self.seconds = 0.0
         self._svg, self._svg_options, self._svg_note = "", None, ""  # the SVG shown last, what it was drawn for

@@ -1,4 +1,4 @@
-"""HTML the explorer's widgets hold: result tables and the partition summary line."""
+"""HTML the explorer's widgets hold: result tables, the partition summary line, the explorer's own style."""
 
 from __future__ import annotations
 
@@ -12,6 +12,10 @@ TABLE_STYLE = ("<style>.wb-table {border-collapse: collapse} "
                "vertical-align: top} "
                ".wb-table thead th {border-bottom: 1px solid #b0bec5} "
                ".wb-table tbody tr:nth-child(even) {background: #f5f7f8}</style>")
+
+# ipywidgets' tab titles shrink with a narrow notebook until cut off: down to their text, not below.
+EXPLORER_STYLE = ("<style>.wb-explorer .widget-tab > .lm-TabBar .lm-TabBar-tab {min-width: fit-content !important}"
+                  "</style>")
 
 
 def table_html(frame) -> str:

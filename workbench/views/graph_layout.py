@@ -180,6 +180,11 @@ def _text(value: str) -> str:
     return "\\n".join(line.replace("\\", "\\\\") for line in str(value).splitlines())
 
 
+def _left_lines(text: str) -> str:
+    """Free text for a DOT label, each line left-aligned (DOT's \\l ends a line flush left)."""
+    return "".join(_text(line) + "\\l" for line in str(text).splitlines())
+
+
 def _wrap(text: str, width: int) -> list[str]:
     import textwrap
 
@@ -248,7 +253,8 @@ def _title(result, structure: GraphStructure, collapsed: bool) -> str:
     delegates = sum(g.kind != "cpu" for g in structure.groups.values())
     islands = len(structure.groups) - delegates
     outcome = getattr(result.outcome, "value", result.outcome)
-    return (f"{result.case_label}: {outcome} — {structure.size} nodes, "
+    # two short lines, not one long one: a wide graph is panned in a box, and its title must show whole at the start
+    return (f"{result.case_label}: {outcome}\n{structure.size} node{'s' if structure.size != 1 else ''}, "
             f"{delegates} delegate{'s' if delegates != 1 else ''}, {islands} CPU island{'s' if islands != 1 else ''}"
             + ("; delegates collapsed" if collapsed else ""))
 
@@ -261,7 +267,8 @@ def partition_dot(result, options: GraphOptions = GraphOptions(), structure: Gra
     found = set(structure.matches(options.search))
     any_collapsed = any(structure.is_collapsed(k, options) for k in structure.groups)
     dot = graphviz.Digraph("partition", graph_attr={
-        "rankdir": "TB", "label": _text(_title(result, structure, any_collapsed)), "labelloc": "t",
+        "rankdir": "TB", "label": _left_lines(_title(result, structure, any_collapsed)), "labelloc": "t",
+        "labeljust": "l",
         "fontname": "Helvetica", "fontsize": "14", "nodesep": "0.25", "ranksep": "0.35", "class": "wb-partition",
     }, node_attr={"shape": "box", "style": "rounded,filled", "fontname": "Helvetica", "fontsize": "10",
                   "color": "#37474f"}, edge_attr={"fontname": "Helvetica", "fontsize": "9", "arrowsize": "0.6"})
