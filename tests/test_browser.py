@@ -100,14 +100,26 @@ CLIPPED = """root => {
         const needs = canvas.measureText(text).width;
         if (needs > room(el) + 1) found.push(`${el.tagName.toLowerCase()}: '${text}' needs ${Math.ceil(needs)} px, has ${room(el)}`);
     }
+    // the part of the page an element can show in: its ancestors that clip (overflow other than visible), intersected
+    const window_ = el => {
+        let left = -Infinity, right = Infinity;
+        for (let up = el.parentElement; up; up = up.parentElement) {
+            if (getComputedStyle(up).overflowX === 'visible') continue;
+            const edges = up.getBoundingClientRect();
+            left = Math.max(left, edges.left + up.clientLeft);
+            right = Math.min(right, edges.left + up.clientLeft + up.clientWidth);
+        }
+        return {left, right};
+    };
+    const outside = el => {
+        const place = el.getBoundingClientRect(), room = window_(el);
+        return place.left < room.left - 1 || place.right > room.right + 1 ? Math.ceil(place.right - room.right) : 0;
+    };
     for (const box of root.querySelectorAll('.wb-graph-scroll')) {
         if (!shown(box)) continue;
-        const edges = box.getBoundingClientRect();
+        if (outside(box)) found.push(`graph box: ${outside(box)} px beyond what shows it (it cannot be panned there)`);
         for (const line of box.querySelectorAll('svg > g > text')) {
-            const place = line.getBoundingClientRect();
-            if (place.left < edges.left - 1 || place.right > edges.right + 1) {
-                found.push(`graph title: '${line.textContent}' reaches ${Math.ceil(place.right - edges.left)} px, box ${Math.floor(edges.width)}`);
-            }
+            if (outside(line)) found.push(`graph title: '${line.textContent}' cut off by ${outside(line)} px`);
         }
     }
     return found;

@@ -23,6 +23,10 @@ from ..views.graph_svg import draw_graph, graphviz_missing, picture_png, scale_s
 PICTURE, ZOOMABLE = "picture", "zoomable graph"
 COLLAPSE_ALL, EXPAND_ALL = "__collapsed__", "__expanded__"
 SCROLL_HEIGHT = "640px"
+# The scroll box stays as wide as the tab (a flex item grows to its content, the SVG, unless allowed not to); a
+# text Graphviz measured narrower than the browser draws it is not cut at the SVG's edge.
+SVG_BOX_STYLE = ("<style>.wb-graph-svg > .widget-html-content {min-width: 0} "
+                 ".wb-graph-scroll svg {overflow: visible}</style>")
 
 
 def legend_html() -> str:
@@ -133,7 +137,7 @@ class GraphView(widgets.VBox):
 
     def _place_svg(self) -> None:
         if self._svg:
-            self.svg_box.value = (f"<div class='wb-graph-scroll' style='overflow:auto;max-height:{SCROLL_HEIGHT};"
+            self.svg_box.value = (f"{SVG_BOX_STYLE}<div class='wb-graph-scroll' style='overflow:auto;max-height:{SCROLL_HEIGHT};"
                                   "max-width:100%;border:1px solid #cfd8dc;background:white'>"
                                   f"{scale_svg(self._svg, self.zoom.value)}</div>")
 
