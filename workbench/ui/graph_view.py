@@ -137,8 +137,9 @@ class GraphView(widgets.VBox):
 
     def _place_svg(self) -> None:
         if self._svg:
-            self.svg_box.value = (f"{SVG_BOX_STYLE}<div class='wb-graph-scroll' style='overflow:auto;max-height:{SCROLL_HEIGHT};"
-                                  "max-width:100%;border:1px solid #cfd8dc;background:white'>"
+            self.svg_box.value = (f"{SVG_BOX_STYLE}<div class='wb-graph-scroll' style='overflow:auto;"
+                                  f"max-height:{SCROLL_HEIGHT};max-width:100%;border:1px solid #cfd8dc;"
+                                  "background:white'>"
                                   f"{scale_svg(self._svg, self.zoom.value)}</div>")
 
     def _display(self, picture: bool) -> None:
