@@ -1,10 +1,10 @@
 """The partition graph model and its drawing, on delegated, partial, fallback and failed cases."""
 
+import re
+
 import matplotlib
 
 matplotlib.use("Agg")
-
-import re
 
 import pytest
 

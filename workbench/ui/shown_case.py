@@ -38,8 +38,10 @@ def set_controls(explorer, result) -> list[str]:
         explorer.dtype.value = result.dtype
     else:
         missing.append(f"dtype {result.dtype} is not one of {result.op}'s")
-    if result.quantization:
+    if result.quantization in explorer.quantization.options:
         explorer.quantization.value = result.quantization
+    elif result.quantization:
+        missing.append(f"quantization {result.quantization}")
     choose_profile(explorer, result.profile)
     if result.policy in policies.names():
         explorer.policy.options = policies.names()  # one registered since the explorer was made, too
