@@ -80,3 +80,36 @@ def test_a_policy_file_with_a_syntax_error_is_one_line_and_exit_2(tmp_path, name
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     (line,) = [line for line in done.stderr.splitlines() if line.startswith("workbench: error")]
     assert f"policy file {path} {where}" in line, line
+
+
+def test_run_names_the_operator_and_wraps_the_whole_reason_with_nothing_on_stderr():
+    done = workbench("run", "slice_copy", "--dtype", "int64", "--profile", "TOSA-1.0+INT")
+    assert done.returncode == 0, done.stderr
+    # executorch's reason starts with the operator's repr and schema: shown as the operator's name
+    assert "EdgeOpOverload" not in done.stdout and "schema =" not in done.stdout
+    assert "CPU     aten.slice_copy.Tensor: unsupported values dtype torch.int64;" in done.stdout
+    # wrapped onto continuation lines, never cut: the reason's last words are there
+    assert done.stdout.count("torch.int8).") == 1 and "…" not in done.stdout
+    # nothing on stderr: torchao's "Failed to load ... .so" lines and the stack's warnings stay off the terminal
+    assert done.stderr == ""
+
+
+def test_summary_says_which_dtype_it_chose():
+    done = workbench("summary", "add", "--profiles", "TOSA-1.0+INT", "--policy", "stock")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0].startswith("add [int8]: int8 is the entry's first dtype; --dtype chooses")
+    chosen = workbench("summary", "add", "--dtype", "int32", "--profiles", "TOSA-1.0+INT", "--policy", "stock")
+    assert chosen.stdout.splitlines()[0] == "add [int32]"
+
+
+def test_a_reader_that_stops_early_is_no_error():
+    done = subprocess.run(f"{sys.executable} -m workbench ops | head -1", shell=True, capture_output=True, text=True,
+                          timeout=120)
+    assert done.stdout.startswith("op ") and done.stderr == ""
+
+
+def test_a_scheduler_that_is_no_address_is_refused_before_work():
+    done = workbench("sweep", "--ops", "add", "--dtypes", "int32", "--scheduler", "dask", "--out", "unused.csv")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    (line,) = done.stderr.splitlines()
+    assert "'dask' is no Dask scheduler address; give host:port" in line

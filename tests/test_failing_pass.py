@@ -128,12 +128,12 @@ def test_diff_groups_and_reports_name_the_failing_passes(cumsum, tmp_path):
     (group,) = result.transitions.to_dict("records")
     assert group["count"] == 3 and group["ops"] == "add, cumsum, full"
     assert group["failing_passes"] == "CastInt64BuffersToInt32Pass: 1, ExirToTosaPass: 1, RewriteConvPass: 1"
-    assert ("-> lowering_error: 3 (add, cumsum, full) "
+    assert ("-> lowering_error: 3 (add [int64], cumsum [int64], full [int64]) "
             "[CastInt64BuffersToInt32Pass: 1, ExirToTosaPass: 1, RewriteConvPass: 1]") in result.to_text()
     assert set(result.changed["failing_pass_after"]) == {"CastInt64BuffersToInt32Pass", "ExirToTosaPass",
                                                          "RewriteConvPass"}
     text = report(after, diff=result)
-    assert "| transition | cases | ops | failing passes |" in text
+    assert "| transition | count | cases | failing passes |" in text
     assert "`RewriteConvPass at aten_convolution_default (aten.convolution.default)`" in text
     assert "failing pass" in report(after, format="html")
 

@@ -172,7 +172,8 @@ def test_profile_comparison_groups_transitions(sweep_int, sweep_int64, tmp_path)
     assert result.key == ["op", "dtype", "quantization", "policy", "transform_passes"]
     assert result.compared == {"profile": (INT, INT64)}
     assert list(result.transitions.itertuples(index=False, name=None)) == [
-        ("fallback -> lowering_error", 3, "add, cumsum, sum_dim", "")  # no failing pass recorded in these rows
+        ("fallback -> lowering_error", 3, "add, cumsum, sum_dim", "",  # no failing pass recorded in these rows
+         "add [int64]; cumsum [int64]; sum_dim [int64]")
     ]
     assert list(result.changed.columns) == ["op", "dtype", "quantization", "policy", "transform_passes",
                                             "outcome_before",
@@ -182,8 +183,22 @@ def test_profile_comparison_groups_transitions(sweep_int, sweep_int64, tmp_path)
     assert set(result.changed["root_cause_after"]) == {ROOT_CAUSE}
     text = result.to_text()
     assert f"compared profile: {INT} -> {INT64}" in text
-    assert "fallback -> lowering_error: 3 (add, cumsum, sum_dim)" in text
+    assert "fallback -> lowering_error: 3 (add [int64], cumsum [int64], sum_dim [int64])" in text
     assert "3 of 4 matched cases changed" in text
+
+
+def test_a_changed_case_is_named_with_its_profile(sweep_int, sweep_int64):
+    """Two sweeps over both profiles: the text and the heatmap say under which profile a case changed."""
+    before = pd.concat([sweep_int, sweep_int64], ignore_index=True).assign(policy="stock")
+    after = before.assign(policy="ext-int64-part2")
+    after.loc[(after["op"] == "cumsum") & (after["profile"] == INT64), ["outcome", "numerics"]] = ["fallback",
+                                                                                                   "not_run"]
+    result = diff(before, after)
+    assert f"lowering_error -> fallback: 1 (cumsum [int64] {INT64})" in result.to_text()
+    fig = diff_heatmap(result)
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == [f"int64\n{INT64}"]
+    assert ax.get_xlabel() == "dtype / profile"
 
 
 def test_policy_comparison_drops_policy_from_key(sweep_int):
@@ -210,9 +225,10 @@ def test_numerics_only_change(sweep_int):
     result = diff(sweep_int, after)
     assert result
     assert result.transitions.to_dict("records") == [
-        {"transition": "delegated/match -> delegated/mismatch", "count": 1, "ops": "mul", "failing_passes": ""}
+        {"transition": "delegated/match -> delegated/mismatch", "count": 1, "ops": "mul", "failing_passes": "",
+         "cases": f"mul [int32] {INT}"}
     ]
-    assert "delegated/match -> delegated/mismatch: 1 (mul)" in result.to_text()
+    assert f"delegated/match -> delegated/mismatch: 1 (mul [int32] {INT})" in result.to_text()
 
 
 def test_only_before_and_only_after(sweep_int):
@@ -317,8 +333,8 @@ def test_markdown_report(sweep_int, sweep_int64):
     assert "executorch `1.5.1`" in text and "Arm backend `installed executorch 1.5.1`" in text
     assert "**4 cases**: 1 delegated, 3 lowering_error; numerics: 1 mismatch, 3 not_run" in text
     assert f"Compared profile: `{INT}` → `{INT64}`" in text
-    assert "| `fallback -> lowering_error` | 3 | add, cumsum, sum_dim |" in text
-    assert "| `delegated/match -> delegated/mismatch` | 1 | mul |" in text
+    assert "| `fallback -> lowering_error` | 3 | add [int64]; cumsum [int64]; sum_dim [int64] |" in text
+    assert "| `delegated/match -> delegated/mismatch` | 1 | mul [int32] |" in text
     assert "Legend: `D` delegated" in text and "`X` numerics mismatch" in text
     assert f"profile `{INT64}`" in text  # one profile: stated once, not in every column
     assert "| op | int64 | int32 |" in text

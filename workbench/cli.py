@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from .core.errors import WorkbenchError
@@ -36,6 +37,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--isolate", action="store_true", help="run in a child process (crash and hang safe)")
     run.add_argument("--timeout", type=float, default=None, help="seconds before an isolated case is stopped")
     run.add_argument("--emit-test", metavar="FILE", help="also write a pytest file asserting this outcome")
+    run.add_argument("--html", metavar="PATH", help="also write the result as one self-contained page (.html)")
     _add_case_options(run)
     _add_arm_backend_option(run)
 
@@ -101,6 +103,8 @@ def _add_batch_commands(sub) -> None:
                         help="default: from --out's extension, else md")
     report.add_argument("--against", default=None, help="a second results file: include the grouped diff")
     report.add_argument("--out", default=None, help="write here instead of printing")
+    report.add_argument("--case-pages", action="store_true", help="with --against and an .html --out: write each "
+                        "changed case's page into OUT-cases/ and link it (from the sweep cache, else run again)")
 
     doctor = sub.add_parser("doctor", help="the installed stack, the Arm backend, every private hook of executorch "
                             "and torch the workbench uses (ok / missing / changed) and the decomposition cache")
@@ -203,24 +207,9 @@ def _cmd_profiles(args) -> None:
 
 
 def _cmd_run(args) -> None:
-    from .pipeline.case import Case
-    from .pipeline.run import run
+    from .views.run_command import run_command
 
-    case = Case.of(args.op, args.dtype, args.profile, policy=args.policy, seed=args.seed,
-                   transform_passes=args.transform_passes, quantization=args.quantization, trace=args.trace)
-    result = run(case, isolate=args.isolate, timeout=args.timeout)
-    print(json.dumps(result.to_dict(), indent=2) if args.json else result)
-    if args.trace and not args.json:
-        from .views.tables import trace_text
-
-        print("\n" + (trace_text(result) if result.trace else "no trace: nothing was delegated, or see the notes"))
-    if args.emit_test:
-        from pathlib import Path
-
-        from .views.regression import to_pytest
-
-        Path(args.emit_test).write_text(to_pytest(result))
-        print(f"wrote {args.emit_test}", file=sys.stderr)
+    run_command(args)
 
 
 def _cmd_culprits(args) -> None:
@@ -335,9 +324,11 @@ def _cmd_report(args) -> None:
     from .batch.diffs import diff
     from .views.report import report, write_report
 
+    if args.case_pages and not args.out:
+        raise WorkbenchError("--case-pages writes files beside the report: give --out x.html")
     comparison = diff(args.against, args.results) if args.against else None
     if args.out:
-        print(write_report(args.results, args.out, format=args.format, diff=comparison))
+        print(write_report(args.results, args.out, format=args.format, diff=comparison, case_pages=args.case_pages))
     else:
         print(report(args.results, format=args.format or "md", diff=comparison))
 
@@ -350,19 +341,11 @@ def _cmd_passes(args) -> None:
 
 
 def _cmd_summary(args) -> None:
-    from .views.summary import architecture_summary
+    from .views.summary import architecture_summary, format_architecture_summary
 
     table = architecture_summary(args.op, args.dtype, args.profiles, args.policy)
-    if args.json:
-        print(json.dumps(table.to_dict(orient="records"), indent=2))
-        return
-    from .core.text import table as text_table
-
-    columns = ["profile", "policy", "outcome", "delegates", "cpu_islands", "int64_crossings"]
-    print(text_table(table[columns].values.tolist(), columns, max_width=40))
-    for row in table.itertuples():
-        error = f"; {row.error}" if row.error else ""
-        print(f"{row.profile} {row.policy}: {row.crossings or 'no int64 crossing'}{error}")
+    print(json.dumps(table.to_dict(orient="records"), indent=2) if args.json else
+          format_architecture_summary(args.op, table, dtype_chosen=args.dtype is not None))
 
 
 def _cmd_doctor(args) -> None:
@@ -388,6 +371,10 @@ def main(argv: list[str] | None = None) -> int:
 
             use_arm_backend(args.arm_backend)
         _COMMANDS[args.command](args)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader stopped reading (`workbench ops | head`): what it read is the answer, nothing failed.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     except WorkbenchError as exc:
         # One line for bad input: what was wrong and what would be valid.
         print(f"workbench: error: {'; '.join(str(exc).splitlines())}", file=sys.stderr)

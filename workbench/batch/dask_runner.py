@@ -9,6 +9,7 @@ backend as the client (start them with WORKBENCH_ARM_BACKEND set as the client's
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from ..core.errors import WorkbenchError
@@ -36,6 +37,17 @@ class _ListReporter:
 
     def result(self, result):
         self.results.append(result.to_dict())
+
+
+# host:port, or a protocol's address (tcp://host:port, inproc://..., tls://...), as Dask's Client takes them.
+_ADDRESS = re.compile(r"\w+://\S+|[^\s:/]+:\d+")
+
+
+def check_address(scheduler) -> None:
+    """Refuse, before any work, what is no Dask scheduler address."""
+    if not isinstance(scheduler, str) or not _ADDRESS.fullmatch(scheduler):
+        raise WorkbenchError(f"{scheduler!r} is no Dask scheduler address; give host:port or protocol://host:port, "
+                             "e.g. tcp://127.0.0.1:8786 (the address `dask scheduler` prints)")
 
 
 def serializable(objects) -> None:

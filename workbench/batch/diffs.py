@@ -9,6 +9,7 @@ import pandas as pd
 from ..core.errors import WorkbenchError
 from ..core.outcomes import FAILED_NUMERICS
 from ..core.rows import RESULT_COLUMNS
+from ..core.text import case_label
 from .results_io import load_results
 
 DEFAULT_KEY = ("op", "dtype", "quantization", "profile", "policy", "transform_passes")
@@ -47,7 +48,7 @@ class DiffResult:
             lines.append(f"{len(self.changed)} of {self.matched} matched cases changed:")
             for row in self.transitions.itertuples(index=False):
                 passes = f" [{row.failing_passes}]" if row.failing_passes else ""
-                lines.append(f"  {row.transition}: {row.count} ({_some(row.ops.split(', '), max_ops)}){passes}")
+                lines.append(f"  {row.transition}: {row.count} ({_some(row.cases.split('; '), max_ops)}){passes}")
         for side, frame in (("before", self.only_before), ("after", self.only_after)):
             if not frame.empty:
                 ops = sorted(set(frame["op"]))
@@ -91,7 +92,8 @@ def diff(before, after, *, on=None) -> DiffResult:
     return DiffResult(
         key=key,
         changed=changed,
-        transitions=_transitions(changed, both.loc[differs, "op" if "op" in key else "op_after"], passes),
+        transitions=_transitions(changed, both.loc[differs, "op" if "op" in key else "op_after"], passes,
+                                 _case_names(changed, key)),
         only_before=_unmatched(before, after, key),
         only_after=_unmatched(after, before, key),
         compared=compared,
@@ -108,20 +110,36 @@ def transition(outcome_before: str, numerics_before: str, outcome_after: str, nu
     return f"{outcome_before}/{numerics_before} -> {outcome_after}/{numerics_after}"
 
 
-def _transitions(changed: pd.DataFrame, ops: pd.Series, failing_passes: pd.Series) -> pd.DataFrame:
-    names = [
+def _case_names(changed: pd.DataFrame, key: list[str]) -> list[str]:
+    """Each changed case by what the key says of it: `cumsum [int64] TOSA-1.1+INT+int64`, with its policy and
+    transform passes when those differ among the changed cases."""
+    def value(row, column) -> str:
+        return str(row[column]) if column in key and pd.notna(row[column]) else ""
+
+    extra = [c for c in ("policy", "transform_passes") if c in key and changed[c].nunique() > 1]
+    names = []
+    for _, row in changed.iterrows():
+        name = case_label(value(row, "op"), value(row, "dtype"), value(row, "quantization"), value(row, "profile"))
+        names.append(" ".join([name.replace(" []", "").strip(), *(value(row, c) for c in extra if value(row, c))]))
+    return names
+
+
+def _transitions(changed: pd.DataFrame, ops: pd.Series, failing_passes: pd.Series, names: list[str]) -> pd.DataFrame:
+    transitions = [
         transition(r.outcome_before, r.numerics_before, r.outcome_after, r.numerics_after)
         for r in changed.itertuples(index=False)
     ]
-    cases = pd.DataFrame({"transition": names, "op": list(ops), "failing_pass": list(failing_passes)})
+    cases = pd.DataFrame({"transition": transitions, "op": list(ops), "failing_pass": list(failing_passes),
+                          "case": names})
     groups = cases.groupby("transition", sort=False)
     table = pd.DataFrame({
         "count": groups.size(),
         "ops": groups["op"].agg(lambda values: ", ".join(sorted(set(values)))),
         "failing_passes": groups["failing_pass"].agg(pass_counts),
+        "cases": groups["case"].agg(lambda values: "; ".join(sorted(set(values)))),
     }).reset_index()
     table = table.sort_values(["count", "transition"], ascending=[False, True], kind="stable")
-    return table.reset_index(drop=True)[["transition", "count", "ops", "failing_passes"]]
+    return table.reset_index(drop=True)[["transition", "count", "ops", "failing_passes", "cases"]]
 
 
 def pass_counts(passes) -> str:

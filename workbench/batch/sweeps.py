@@ -58,8 +58,9 @@ def _checked(matrix, scheduler) -> Matrix:
         raise WorkbenchError(f"a sweep takes a workbench.Matrix, e.g. Matrix(ops=['add'], dtypes=['int32']) or "
                              f"Matrix.preset('smoke'); got {type(matrix).__name__} {matrix!r}")
     if scheduler is not None:
-        from .dask_runner import serializable
+        from .dask_runner import check_address, serializable
 
+        check_address(scheduler)
         serializable([*matrix.policies, *matrix.transform_passes])
     return matrix
 

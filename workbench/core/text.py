@@ -2,7 +2,30 @@
 
 from __future__ import annotations
 
+import re
+import textwrap
+
 from .rows import result_row
+
+# executorch's operator checks start a reason with the operator's repr and schema ("<EdgeOpOverload:
+# aten.slice_copy.Tensor>: schema = aten::slice_copy.Tensor(Tensor self, ...) -> Tensor: ..."): shown as the name.
+_EDGE_OP_SCHEMA = re.compile(r"<EdgeOpOverload: ([\w.]+)>(?:: schema = .*?\) -> [\w\[\]]+)?")
+
+
+def readable_reason(reason: str) -> str:
+    """A partitioner reason as a reader wants it: operator reprs and schema dumps shortened to the operator's name
+    (`aten.slice_copy.Tensor: unsupported values dtype ...`). Records keep executorch's own words."""
+    return _EDGE_OP_SCHEMA.sub(r"\1", reason)
+
+
+def shortened(text: str, width: int) -> str:
+    """`text` cut to at most `width` characters, with an ellipsis, at a word boundary unless one word fills more
+    than half of it."""
+    if len(text) <= width:
+        return text
+    cut = text[: width - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > width // 2 else cut).rstrip() + "…"
 
 
 def case_label(op: str, dtype: str | None, quantization: str, profile: str) -> str:
@@ -19,14 +42,23 @@ def steps_text(steps: float | None, scale: float | None) -> str:
     return f"{count} step{'' if count == '1' else 's'} of {scale:.3g}"
 
 
-def table(rows: list[list[str]], headers: list[str], max_width: int = 60) -> str:
-    def cell(value) -> str:
-        text = "" if value is None else str(value)
-        return text if len(text) <= max_width else text[: max_width - 1] + "…"
+def table(rows: list[list[str]], headers: list[str], max_width: int = 60, *, wrap: str | None = None) -> str:
+    """A plain-text table; a cell longer than `max_width` is cut at a word boundary, except in the column named
+    `wrap`, whose cells continue on lines of their own so that nothing is lost."""
+    wrapped = headers.index(wrap) if wrap in headers else None
 
-    cells = [[cell(h) for h in headers]] + [[cell(v) for v in row] for row in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
-    lines = ["  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in cells]
+    def cells_of(row) -> list[list[str]]:
+        texts = ["" if value is None else str(value) for value in row]
+        return [textwrap.wrap(text, max_width, break_on_hyphens=False) or [""] if i == wrapped
+                else [shortened(text, max_width)] for i, text in enumerate(texts)]
+
+    grid = [cells_of(headers)] + [cells_of(row) for row in rows]
+    widths = [max(len(line) for r in grid for line in r[i]) for i in range(len(headers))]
+    lines = []
+    for r in grid:
+        for depth in range(max(len(parts) for parts in r)):
+            parts = [c[depth] if depth < len(c) else "" for c in r]
+            lines.append("  ".join(v.ljust(w) for v, w in zip(parts, widths)).rstrip())
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
 
@@ -44,10 +76,10 @@ def format_result(result) -> str:
             lines.append(f"failing: {result.error.failing_line()}")
     if result.nodes:
         rows = [
-            [n.name, n.target, n.dtype_summary(), "TOSA" if n.delegated else "CPU", n.reason or ""]
+            [n.name, n.target, n.dtype_summary(), "TOSA" if n.delegated else "CPU", readable_reason(n.reason or "")]
             for n in result.nodes
         ]
-        lines += ["", table(rows, ["node", "target", "dtypes", "placed", "reason"], max_width=70)]
+        lines += ["", table(rows, ["node", "target", "dtypes", "placed", "reason"], max_width=70, wrap="reason")]
     for delegate in result.delegates:
         lines.append(f"{delegate.name}: TOSA {' -> '.join(delegate.tosa_op_names) or '(no operators)'}")
     for out in result.outputs:
@@ -73,12 +105,12 @@ def format_result(result) -> str:
     return "\n".join(lines)
 
 
-
 SUMMARY_COLUMNS = ("op", "dtype", "profile", "outcome", "numerics", "reason")
 
 
 def format_results_table(results, *, policies: bool = False) -> str:
     """One line per result; with a policy column when `policies` (results of several policies)."""
     columns = (*SUMMARY_COLUMNS[:3], "policy", *SUMMARY_COLUMNS[3:]) if policies else SUMMARY_COLUMNS
-    rows = [[result_row(r)[c] for c in columns] for r in results]
+    rows = [[result_row(r)[c] for c in columns[:-1]] + [readable_reason(result_row(r)[columns[-1]] or "")]
+            for r in results]
     return table(rows, [*columns[:-1], "reason / root cause"], max_width=90)

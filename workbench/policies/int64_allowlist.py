@@ -4,6 +4,7 @@ Under a profile that declares int64, only the listed edge operators may carry in
 an int64 data operand next to an int32 or bool data operand (e.g. in `cat`) falls back; the bool condition of
 `where` and the index tensors of the indexing operators are not data operands. Every other operator keeps what
 it has without the extension: executorch's own int64 check (CheckInt64InputsAndOutputs), with its exceptions.
+A node the list decided says so first: "not in <policy>'s list; without the list: <executorch's reason>".
 """
 
 from __future__ import annotations
@@ -30,9 +31,10 @@ def check_class():
     class Int64Allowlist(OperatorSupportBase):
         """int64 only for listed operators with uniform-width data operands; the rest as without EXT-INT64."""
 
-        def __init__(self, ops: frozenset[str], tosa_spec_name: str):
+        def __init__(self, ops: frozenset[str], tosa_spec_name: str, policy_name: str = "the allowlist"):
             self.ops = ops
             self.tosa_spec_name = tosa_spec_name
+            self.policy_name = policy_name
             self.reporter = None
             self.stock_int64_check = None
 
@@ -46,7 +48,11 @@ def check_class():
                 return True
             target = internals.target_name(node.target)
             if target not in self.ops:
-                return self.stock_int64_check.is_node_supported(submodules, node)
+                if self.stock_int64_check.is_node_supported(submodules, node):
+                    return True
+                said = internals.withdraw_rejection(self.reporter, node) or "(no reason recorded)"
+                self.reporter.report_reject(node, f"not in {self.policy_name}'s list; without the list: {said}")
+                return False
             skip = NON_DATA_ARGS.get(target, frozenset())
             widths = set()
             for position, arg in enumerate(node.args):
@@ -59,7 +65,7 @@ def check_class():
             if torch.int64 in widths and len(widths) > 1:
                 others = ", ".join(sorted(str(d).removeprefix("torch.") for d in widths - {torch.int64}))
                 self.reporter.report_reject(
-                    node, f"int64 data operand mixed with {others}: the EXT-INT64 allowlist takes uniform int64 only")
+                    node, f"int64 data operand mixed with {others}: {self.policy_name}'s list takes uniform int64 only")
                 return False
             return True
 

@@ -107,7 +107,7 @@ def allowlist(name: str, ops: Iterable[str], description: str | None = None, *,
     def make_checks(profile: Profile) -> list:
         if not profile.declares("int64"):
             return []
-        return [check_class()(chosen, profile.name)]
+        return [check_class()(chosen, profile.name, name)]
 
     return Policy(name, description or f"EXT-INT64 allowlist of {len(chosen)} edge operators", make_checks, chosen,
                   source_text, accepts)

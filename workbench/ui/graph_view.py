@@ -16,9 +16,9 @@ import html
 
 import ipywidgets as widgets
 
-from ..views.graph import KIND_COLOURS, partition_graph
-from ..views.graph_layout import INT64_COLOUR, MATCH_COLOUR, GraphOptions, graph_structure
-from ..views.graph_svg import draw_graph, graphviz_missing, picture_png, scale_svg
+from ..views.graph import partition_graph
+from ..views.graph_layout import GraphOptions, graph_structure
+from ..views.graph_svg import draw_graph, graphviz_missing, legend_html, picture_png, scale_svg
 
 PICTURE, ZOOMABLE = "picture", "zoomable graph"
 COLLAPSE_ALL, EXPAND_ALL = "__collapsed__", "__expanded__"
@@ -27,19 +27,6 @@ SCROLL_HEIGHT = "640px"
 # text Graphviz measured narrower than the browser draws it is not cut at the SVG's edge.
 SVG_BOX_STYLE = ("<style>.wb-graph-svg > .widget-html-content {min-width: 0} "
                  ".wb-graph-scroll svg {overflow: visible}</style>")
-
-
-def legend_html() -> str:
-    swatch = ("<span style='display:inline-block;width:11px;height:11px;background:{};border:{};"
-              "margin:0 3px 0 10px'></span>{}")
-    items = [(KIND_COLOURS["tosa"], "1px solid #37474f", "delegated (box3d: a collapsed delegate)"),
-             (KIND_COLOURS["cpu"], "1px solid #37474f", "CPU (island: orange frame)"),
-             (KIND_COLOURS["failed"], "1px solid #37474f", "accepted, lowering failed"),
-             (KIND_COLOURS["input"], "1px solid #37474f", "input / parameter"),
-             ("white", f"2px solid {MATCH_COLOUR}", "search match")]
-    edges = (f"<span style='color:{INT64_COLOUR};margin-left:10px'><b>int64</b></span> / "
-             "<span style='color:#1a237e'>dtype</span>: an edge crossing a delegate or island boundary")
-    return "<small>" + "".join(swatch.format(*item) for item in items) + edges + "</small>"
 
 
 class GraphView(widgets.VBox):

@@ -11,11 +11,11 @@ where the numbers first part from eager (result.first_divergence) a blue dashed 
 
 from __future__ import annotations
 
-import re
 import textwrap
 from dataclasses import dataclass, field
 
 from ..core.outcomes import COLOURS, Outcome
+from ..core.text import readable_reason, shortened
 
 # Node kinds, coloured as the outcome each stands for.
 KIND_COLOURS = {
@@ -74,14 +74,12 @@ class PartitionGraph:
         return groups
 
 
-_EDGE_OP_SCHEMA = re.compile(r"<EdgeOpOverload: ([\w.]+)>: schema = .*?\) -> \w+")
 REASON_CHARS_ON_GRAPH = 170  # the Reasons table keeps the full text
 
 
-def short_reason(reason: str) -> str:
-    """A rejection reason for the graph: executorch's operator schema dumps shortened to the operator name."""
-    text = _EDGE_OP_SCHEMA.sub(r"\1", reason)
-    return text if len(text) <= REASON_CHARS_ON_GRAPH else text[: REASON_CHARS_ON_GRAPH - 1] + "…"
+def short_reason(reason: str, width: int = REASON_CHARS_ON_GRAPH) -> str:
+    """A rejection reason for the graph: readable (core/text.py) and cut at a word boundary."""
+    return shortened(readable_reason(reason), width)
 
 
 def _short_target(target: str) -> str:

@@ -207,7 +207,7 @@ def _node_attrs(structure: GraphStructure, name: str, matched: bool) -> dict[str
     else:
         lines = [name, f"{_short_target(record.target)}: {','.join(record.output_dtypes) or '-'}"]
         if node.kind == "cpu" and node.reason:
-            lines += _wrap(short_reason(node.reason)[:90], 36)
+            lines += _wrap(short_reason(node.reason, 90), 36)
         lines += failing_lines
         diverges = getattr(node, "diverges", False)
         if getattr(node, "error", None):

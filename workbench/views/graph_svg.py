@@ -15,8 +15,9 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from .graph import PartitionGraph, _title, draw_partition, partition_graph
-from .graph_layout import GraphOptions, GraphStructure, graph_structure, partition_dot, search_summary
+from .graph import KIND_COLOURS, PartitionGraph, _title, draw_partition, partition_graph
+from .graph_layout import (INT64_COLOUR, MATCH_COLOUR, GraphOptions, GraphStructure, graph_structure, partition_dot,
+                           search_summary)
 
 INSTALL_HINT = "bash scripts/ensure-graphviz.sh, or apt-get install graphviz"
 # The picture keeps its usual size up to PICTURE_AS_USUAL_INCHES (16000 px: any graph the explorer shows as the
@@ -45,6 +46,20 @@ def graphviz_missing() -> str | None:
     if shutil.which("dot") is None:
         return f"Graphviz's 'dot' is not installed ({INSTALL_HINT})"
     return None
+
+
+def legend_html() -> str:
+    """The colours and outlines of the Graphviz drawing, as a line of HTML (the explorer's and the page's)."""
+    swatch = ("<span style='display:inline-block;width:11px;height:11px;background:{};border:{};"
+              "margin:0 3px 0 10px'></span>{}")
+    items = [(KIND_COLOURS["tosa"], "1px solid #37474f", "delegated (box3d: a collapsed delegate)"),
+             (KIND_COLOURS["cpu"], "1px solid #37474f", "CPU (island: orange frame)"),
+             (KIND_COLOURS["failed"], "1px solid #37474f", "accepted, lowering failed"),
+             (KIND_COLOURS["input"], "1px solid #37474f", "input / parameter"),
+             ("white", f"2px solid {MATCH_COLOUR}", "search match")]
+    edges = (f"<span style='color:{INT64_COLOUR};margin-left:10px'><b>int64</b></span> / "
+             "<span style='color:#1a237e'>dtype</span>: an edge crossing a delegate or island boundary")
+    return "<small>" + "".join(swatch.format(*item) for item in items) + edges + "</small>"
 
 
 def render_svg(dot) -> str:

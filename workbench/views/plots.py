@@ -39,7 +39,8 @@ def outcome_heatmap(results, title: str | None = None) -> Figure:
     }
     ops = list(dict.fromkeys(frame["op"]))
     columns = list(dict.fromkeys(tuple(row) for row in frame[column_names].itertuples(index=False)))
-    return _heatmap(ops, columns, cells, title or "outcome by operator, dtype and profile")
+    return _heatmap(ops, columns, cells, title or "outcome by operator, dtype and profile",
+                    column_title=" / ".join(column_names))
 
 
 def diff_heatmap(diff_result, title: str | None = None) -> Figure:
@@ -50,9 +51,10 @@ def diff_heatmap(diff_result, title: str | None = None) -> Figure:
     key = list(diff_result.key)
     row_name = "op" if "op" in key else key[0]
     column_names = [c for c in key if c != row_name]
-    # A key column with one value among the changed cases (often policy) only makes labels longer.
+    # A key column with one value among the changed cases (often policy) only makes labels longer; when none
+    # varies, the columns are the case's dtype and profile, named on the axis.
     varying = [c for c in column_names if changed[c].nunique() > 1]
-    column_names = varying or column_names[:1]
+    column_names = varying or [c for c in ("dtype", "profile") if c in column_names] or column_names[:1]
     cells = {}
     for _, row in changed.iterrows():
         before = outcome_code(row["outcome_before"], row["numerics_before"])
@@ -62,7 +64,8 @@ def diff_heatmap(diff_result, title: str | None = None) -> Figure:
     columns = list(dict.fromkeys(tuple(r) for r in changed[column_names].itertuples(index=False)))
     compared = "; ".join(f"{name}: {b} → {a}" for name, (b, a) in diff_result.compared.items())
     title = title or f"changed cases, coloured by outcome after\n{compared or 'before → after'}"
-    return _heatmap(rows, columns, cells, title, cell_font=7, absent="unchanged or not in both")
+    return _heatmap(rows, columns, cells, title, cell_font=7, absent="unchanged or not in both",
+                    column_title=" / ".join(column_names))
 
 
 def _message(text: str) -> Figure:
@@ -72,7 +75,7 @@ def _message(text: str) -> Figure:
 
 
 def _heatmap(rows: list, columns: list[tuple], cells: dict, title: str, cell_font: float = 9,
-             absent: str = "not in the results") -> Figure:
+             absent: str = "not in the results", column_title: str | None = None) -> Figure:
     row_at = {row: i for i, row in enumerate(rows)}
     column_at = {column: j for j, column in enumerate(columns)}
     grid = np.empty((len(rows), len(columns), 3))
@@ -101,6 +104,9 @@ def _heatmap(rows: list, columns: list[tuple], cells: dict, title: str, cell_fon
     ax.tick_params(which="both", length=0)
     ax.tick_params(top=True, labeltop=True, bottom=False, labelbottom=False)
     ax.set_title(title, fontsize=10)
+    if column_title:
+        ax.set_xlabel(column_title, fontsize=8)
+        ax.xaxis.set_label_position("top")
 
     outcomes = list(OUTCOME_COLOURS) + sorted({o for o, _ in cells.values()} - set(OUTCOME_COLOURS))
     handles = [Patch(facecolor=OUTCOME_COLOURS.get(o, OTHER_COLOUR), label=f"{OUTCOME_CODES.get(o, o)}  {o}")

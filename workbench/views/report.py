@@ -34,7 +34,7 @@ FOLD_ROWS = 20
 MAX_DETAIL = 300
 # The transition table's columns (DiffResult.transitions): the last counts the passes the errors were raised in.
 # It, and the failures' "failing pass" column, are left out when empty throughout (results saved before them).
-TRANSITION_HEADERS = ("transition", "cases", "ops", "failing passes")
+TRANSITION_HEADERS = ("transition", "count", "cases", "failing passes")
 
 
 def report(results, *, format: str = "md", diff=None, title: str | None = None) -> str:
@@ -42,17 +42,27 @@ def report(results, *, format: str = "md", diff=None, title: str | None = None) 
 
     `diff` is a DiffResult, or earlier results to diff these against.
     """
+    frame, diff = _inputs(results, format, diff)
+    render = _markdown if format == "md" else _html
+    return render(frame, diff, title or "TOSA partition sweep")
+
+
+def _inputs(results, format: str, diff):
     if format not in FORMATS:
         raise WorkbenchError(f"unknown report format {format!r}; valid formats: {', '.join(FORMATS)}")
     frame = load_results(results)
     if diff is not None and not isinstance(diff, DiffResult):
         diff = diff_results(diff, frame)
-    render = _markdown if format == "md" else _html
-    return render(frame, diff, title or "TOSA partition sweep")
+    return frame, diff
 
 
-def write_report(results, path, format: str | None = None, diff=None, *, title: str | None = None) -> Path:
-    """Write `report(...)` to `path`; the format follows the extension (.md, .html) unless given."""
+def write_report(results, path, format: str | None = None, diff=None, *, title: str | None = None,
+                 case_pages: bool = False) -> Path:
+    """Write `report(...)` to `path`; the format follows the extension (.md, .html) unless given.
+
+    case_pages=True (an HTML report of a diff): each changed case's page (views/case_pages.py) is written into
+    the folder `<report name>-cases` beside the report, which links it.
+    """
     path = Path(path)
     if format is None:
         format = EXTENSIONS.get(path.suffix.lower())
@@ -61,7 +71,17 @@ def write_report(results, path, format: str | None = None, diff=None, *, title: 
                 f"{path.name}: cannot tell the report format from {path.suffix or 'no extension'!r}; "
                 f"use {', '.join(EXTENSIONS)} or pass format= ({', '.join(FORMATS)})"
             )
-    text = report(results, format=format, diff=diff, title=title)
+    if case_pages and (format != "html" or diff is None):
+        raise WorkbenchError("the pages of changed cases go with an HTML report of a diff: an .html report "
+                             "and diff= (the CLI: --out x.html --against BEFORE)")
+    frame, diff = _inputs(results, format, diff)
+    if case_pages:
+        from .case_pages import case_pages as write_pages
+
+        pages = write_pages(frame, diff, path.parent / f"{path.stem}-cases")
+        text = _html(frame, diff, title or "TOSA partition sweep", pages)
+    else:
+        text = report(frame, format=format, diff=diff, title=title)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     return path
@@ -130,7 +150,7 @@ def _failures(frame: pd.DataFrame) -> pd.DataFrame:
 
 def _transition_rows(diff: DiffResult) -> tuple[list[str], list[list]]:
     """(headers, rows) of the transition table; without the failing passes when no group has one."""
-    rows = diff.transitions.values.tolist()
+    rows = diff.transitions[["transition", "count", "cases", "failing_passes"]].values.tolist()
     if diff.transitions["failing_passes"].astype(bool).any():
         return list(TRANSITION_HEADERS), rows
     return list(TRANSITION_HEADERS[:-1]), [row[:-1] for row in rows]
@@ -246,7 +266,7 @@ img { max-width: 100%; }
 """
 
 
-def _html(frame: pd.DataFrame, diff: DiffResult | None, title: str) -> str:
+def _html(frame: pd.DataFrame, diff: DiffResult | None, title: str, pages: list | None = None) -> str:
     outcomes, numerics = _counts(frame)
     esc = html.escape
     body = [f"<h1>{esc(title)}</h1>"]
@@ -262,6 +282,8 @@ def _html(frame: pd.DataFrame, diff: DiffResult | None, title: str) -> str:
         else:
             body.append(f"<p>{len(diff.changed)} of {diff.matched} matched cases changed.</p>")
             body.append(_html_table(*_transition_rows(diff)))
+            if pages is not None:
+                body.append(_html_pages(diff, pages))
         for side, unmatched in (("before", diff.only_before), ("after", diff.only_after)):
             if not unmatched.empty:
                 body.append(f"<p>Only in {side} ({len(unmatched)}): {esc(_case_list(unmatched))}</p>")
@@ -292,6 +314,20 @@ def _html(frame: pd.DataFrame, diff: DiffResult | None, title: str) -> str:
         + "\n".join(body)
         + "\n</body>\n</html>\n"
     )
+
+
+def _html_pages(diff: DiffResult, pages: list) -> str:
+    """The changed cases, each linked to its page (or why it has none)."""
+    esc = html.escape
+    shown = [i for i in range(len(diff.key)) if any(str(cells[i]) for cells, _, _ in pages)]  # no empty column
+    head = "".join(f"<th>{esc(h)}</th>" for h in [*(diff.key[i] for i in shown), "change", "page"])
+    rows = "".join("<tr>" + "".join(f"<td>{esc(str(c))}</td>" for c in [*(cells[i] for i in shown), change])
+                   + (f"<td><a href=\"{esc(page)}\">{esc(page.rsplit('/', 1)[-1])}</a></td>"
+                      if page.endswith(".html") else f"<td>{esc(page)}</td>") + "</tr>"
+                   for cells, change, page in pages)
+    more = len(diff.changed) - len(pages)
+    note = f"<p>The first {len(pages)} have pages; {more} more changed cases have none.</p>" if more > 0 else ""
+    return f"<h3>Changed cases (page of each: its result after)</h3><table><tr>{head}</tr>{rows}</table>{note}"
 
 
 def _html_cell(cell) -> str:

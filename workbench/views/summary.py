@@ -146,3 +146,21 @@ def architecture_summary(name: str, dtype: str | None = None, profiles=None, pol
     matrix = Matrix((name,), (dtype or get(name).dtypes[0],), profiles or INT_AND_FP_WITH_AND_WITHOUT_INT64,
                     policies or SUMMARY_POLICIES, seed=seed)
     return summary_table(sweep_results(matrix, workers=1))
+
+
+def format_architecture_summary(name: str, table, *, dtype_chosen: bool) -> str:
+    """`architecture_summary`'s table for the terminal, headed by the case's dtype (and, when the dtype was the
+    entry's default, saying so and which others it has)."""
+    from ..catalogue import get
+    from ..core.text import table as text_table
+
+    dtype = table["dtype"].iloc[0] if len(table) else get(name).dtypes[0]
+    head = f"{name} [{dtype}]"
+    if not dtype_chosen:
+        head += f": {dtype} is the entry's first dtype; --dtype chooses another of {' '.join(get(name).dtypes)}"
+    columns = ["profile", "policy", "outcome", "delegates", "cpu_islands", "int64_crossings"]
+    lines = [head, text_table(table[columns].values.tolist(), columns, max_width=40)]
+    for row in table.itertuples():
+        error = f"; {row.error}" if row.error else ""
+        lines.append(f"{row.profile} {row.policy}: {row.crossings or 'no int64 crossing'}{error}")
+    return "\n".join(lines)

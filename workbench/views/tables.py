@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..core.dtypes import INT32_MAX, INT32_MIN
 from ..core.quantization import call_arguments
 from ..core.rows import result_row
-from ..core.text import SUMMARY_COLUMNS
+from ..core.text import SUMMARY_COLUMNS, readable_reason
 
 
 def reasons_frame(result):
@@ -15,7 +15,7 @@ def reasons_frame(result):
     return pd.DataFrame(
         [
             {"node": n.name, "target": n.target, "dtypes": n.dtype_summary(),
-             "placed": "TOSA" if n.delegated else "CPU", "reason": n.reason or ""}
+             "placed": "TOSA" if n.delegated else "CPU", "reason": readable_reason(n.reason or "")}
             for n in result.nodes
         ],
         columns=["node", "target", "dtypes", "placed", "reason"],
@@ -154,7 +154,9 @@ def reproduce_code(result) -> str:
     passes = f", transform_passes={list(result.transform_passes)!r}" if result.transform_passes else ""
     shell_passes = "".join(f" --transform-pass {name}" for name in result.transform_passes)
     shell_passes += f" --quantization {result.quantization}" if result.quantization else ""
-    if result.op.startswith("model:"):
+    from ..catalogue import names
+
+    if result.op.startswith("model:") or result.op not in names():  # run_model(..., name=...) names it freely
         return (
             setup +
             f"# {result.op} was your own module: pass it and its example inputs again\n"
