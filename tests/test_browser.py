@@ -30,6 +30,7 @@ from pathlib import Path
 import psutil  # with IPython, which the notebook's kernel runs on
 import pytest
 
+from workbench import catalogue
 from workbench.views.graph import KIND_COLOURS
 from workbench.views.graph_layout import MATCH_COLOUR
 from workbench.views.graph_svg import graphviz_missing
@@ -426,7 +427,10 @@ class ExplorerPage:
         self.operator.fill(op)
         self.operator.press("Enter")
         self.expect(self.operator).to_have_value(op)
-        self.dtype.select_option(dtype)  # waits for the kernel to offer it (options follow the operator)
+        # the operator's dtypes offered first: chosen among the last operator's, the choice can be lost when the
+        # kernel replaces them
+        self.expect(self.dtype.locator("option")).to_have_text(list(catalogue.get(op).dtypes))
+        self.dtype.select_option(dtype)
         if profile in self.profile.locator("option").all_inner_texts():
             self.profile.select_option(profile)
         else:  # not a preset: type it
