@@ -16,12 +16,15 @@ $(STAMP): pyproject.toml
 setup: $(STAMP)
 	bash scripts/ensure-graphviz.sh || [ "$$CI" != true ]
 
-# The main job: JupyterLab on the notebooks (the explorer is notebooks/00-explorer.ipynb).
+# The main job: JupyterLab on the notebooks (the explorer is notebooks/00-explorer.ipynb), with the lab defaults
+# of LAB_APP_SETTINGS (no news prompt; the browser tests use the same folder).
 # PORT and LAB_ARGS may be set, e.g. `make run LAB_ARGS=--no-browser`.
 PORT ?= 8888
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
+LAB_APP_SETTINGS := jupyter/app-settings
 run: setup
-	$(BIN)/jupyter lab --notebook-dir=notebooks --port=$(PORT) $(ROOT_FLAG) $(LAB_ARGS)
+	$(BIN)/jupyter lab --notebook-dir=notebooks --LabApp.app_settings_dir=$(CURDIR)/$(LAB_APP_SETTINGS) \
+		--port=$(PORT) $(ROOT_FLAG) $(LAB_ARGS)
 
 # The EXT-INT64 review cases under TOSA-1.0+INT and TOSA-1.1+INT+int64, as a table in the terminal.
 review: setup

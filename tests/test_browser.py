@@ -30,6 +30,7 @@ from pathlib import Path
 import psutil  # with IPython, which the notebook's kernel runs on
 import pytest
 
+from workbench import catalogue
 from workbench.views.graph import KIND_COLOURS
 from workbench.views.graph_layout import MATCH_COLOUR
 from workbench.views.graph_svg import graphviz_missing
@@ -61,12 +62,12 @@ SERVER_START_SECONDS = 120
 NOTEBOOK_RUN_SECONDS = 300  # Run All: the notebook's own case imports executorch and lowers a model
 CASE_SECONDS = 180  # one press of Run (the first one may import executorch)
 UI_SECONDS = 30  # anything the browser does by itself
-# Lab settings for a quiet, predictable page: every cell in the DOM, no news or update prompts.
+# Lab settings for a predictable page: every cell in the DOM. No news or update prompts comes from the lab defaults
+# `make run` uses (the Makefile's LAB_APP_SETTINGS folder), which the tests check.
 LAB_SETTINGS = {
     "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
-    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false",
-                                                                        "checkForUpdates": False},
 }
+NEWS_PROMPT = "Would you like to get notified about official Jupyter news?"
 # In the partition graph's matplotlib picture a node box covers some 2-3 % of the image, a legend swatch under 0.1 %.
 NODE_AREA = 0.005
 # JavaScript for the matplotlib picture's pixels (RGBA bytes, read through a canvas), used by the colour count.
@@ -77,6 +78,57 @@ PICTURE_PIXELS = """const pixels = img => {
     ctx.drawImage(img, 0, 0);
     return ctx.getImageData(0, 0, canvas.width, canvas.height).data;
 };"""
+# JavaScript: what of the explorer (the element it is called on) is cut off, as ExplorerPage.clipped describes.
+CLIPPED = """root => {
+    const found = [];
+    const shown = el => el.getClientRects().length > 0 && !el.closest('.wb-graph-scroll svg > g > g, .wb-trace-table');
+    const canvas = document.createElement('canvas').getContext('2d');
+    const room = el => {
+        const style = getComputedStyle(el);
+        return el.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    };
+    const labels = '.widget-label, .widget-label-basic, .widget-label-basic span, button, .widget-readout, '
+        + '.lm-TabBar-tabLabel, .widget-html-content';
+    for (const el of root.querySelectorAll(labels)) {
+        if (shown(el) && el.scrollWidth > el.clientWidth + 1) {
+            const what = `${el.className || el.tagName}: '${el.innerText.trim()}'`;
+            found.push(`${what} needs ${el.scrollWidth} px, has ${el.clientWidth}`);
+        }
+    }
+    for (const el of root.querySelectorAll('input[type=text], input:not([type]), select')) {
+        if (!shown(el)) continue;
+        const text = el.tagName === 'SELECT' ? (el.selectedOptions[0] || {text: ''}).text
+            : (el.value || el.placeholder);
+        canvas.font = getComputedStyle(el).font;
+        const needs = canvas.measureText(text).width;
+        if (needs > room(el) + 1) {
+            found.push(`${el.tagName.toLowerCase()}: '${text}' needs ${Math.ceil(needs)} px, has ${room(el)}`);
+        }
+    }
+    // the part of the page an element can show in: its ancestors that clip (overflow other than visible), intersected
+    const window_ = el => {
+        let left = -Infinity, right = Infinity;
+        for (let up = el.parentElement; up; up = up.parentElement) {
+            if (getComputedStyle(up).overflowX === 'visible') continue;
+            const edges = up.getBoundingClientRect();
+            left = Math.max(left, edges.left + up.clientLeft);
+            right = Math.min(right, edges.left + up.clientLeft + up.clientWidth);
+        }
+        return {left, right};
+    };
+    const outside = el => {
+        const place = el.getBoundingClientRect(), room = window_(el);
+        return place.left < room.left - 1 || place.right > room.right + 1 ? Math.ceil(place.right - room.right) : 0;
+    };
+    for (const box of root.querySelectorAll('.wb-graph-scroll')) {
+        if (!shown(box)) continue;
+        if (outside(box)) found.push(`graph box: ${outside(box)} px beyond what shows it (it cannot be panned there)`);
+        for (const line of box.querySelectorAll('svg > g > text')) {
+            if (outside(line)) found.push(`graph title: '${line.textContent}' cut off by ${outside(line)} px`);
+        }
+    }
+    return found;
+}"""
 TRACEBACK = re.compile(r"Traceback \(most recent call last\)|Exception in thread")
 
 
@@ -156,6 +208,13 @@ def _say(config, message: str) -> None:
 
 
 # -- JupyterLab -------------------------------------------------------------------------------------------
+def _makefile_value(name: str) -> str:
+    """A `NAME := value` of the Makefile: the lab runs here as `make run` runs it."""
+    found = re.search(rf"^{name} :?= *(\S+)$", (REPO / "Makefile").read_text(), re.MULTILINE)
+    assert found, f"no {name} in the Makefile"
+    return found[1]
+
+
 class Lab:
     """A JupyterLab server of this environment, on a temporary copy of the explorer notebook."""
 
@@ -222,6 +281,7 @@ class Lab:
                 f"--IdentityProvider.token={self.token}",
                 "--LabApp.news_url=None",
                 "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+                f"--LabApp.app_settings_dir={REPO / _makefile_value('LAB_APP_SETTINGS')}",
             ]
             if os.geteuid() == 0:
                 command.append("--allow-root")
@@ -367,7 +427,10 @@ class ExplorerPage:
         self.operator.fill(op)
         self.operator.press("Enter")
         self.expect(self.operator).to_have_value(op)
-        self.dtype.select_option(dtype)  # waits for the kernel to offer it (options follow the operator)
+        # the operator's dtypes offered first: chosen among the last operator's, the choice can be lost when the
+        # kernel replaces them
+        self.expect(self.dtype.locator("option")).to_have_text(list(catalogue.get(op).dtypes))
+        self.dtype.select_option(dtype)
         if profile in self.profile.locator("option").all_inner_texts():
             self.profile.select_option(profile)
         else:  # not a preset: type it
@@ -463,6 +526,13 @@ class ExplorerPage:
             }"""
         )
 
+    def clipped(self) -> list[str]:
+        """The visible labels, buttons, tab titles, texts in inputs and drop-downs (a placeholder too) and graph
+        title lines of the explorer whose text does not fit: each described, [] when all fit. The graph itself pans
+        in its box and the trace table scrolls: their insides are not counted, the graph's title is (whole in the
+        box before any panning)."""
+        return self.root.evaluate(CLIPPED)
+
     def tracebacks(self) -> list[str]:
         """Text of every cell output (outside the widget views) and of the status lines showing a traceback."""
         texts = self.status.all_inner_texts() + self.profile_status.all_inner_texts()
@@ -531,6 +601,35 @@ def explorer(browser, lab, artifacts):
 
 
 # -- the tests --------------------------------------------------------------------------------------------
+def test_after_run_all_the_controls_say_what_produced_the_shown_result(explorer):
+    """The notebook's last cell shows its own model's result (`explorer.show(mine)`), which the controls cannot
+    express: a line above the status says so, and what Run runs. No news prompt covers the page."""
+    with explorer.screenshot_on_failure("run-all-shown") as ui:
+        ui.expect(ui.status).to_have_text(re.compile(r"^model:Mine \[float32,int64\] TOSA-1\.0\+FP: outcome "))
+        shown = ui.root.locator(".wb-shown-elsewhere")
+        ui.expect(shown).to_contain_text("showing model:Mine [float32,int64] TOSA-1.0+FP, policy stock")
+        ui.expect(shown).to_contain_text("Run runs the controls' case")
+        ui.screenshot("00-run-all-shows-the-notebook-model")
+        ui.expect(ui.page.get_by_text(NEWS_PROMPT)).to_have_count(0)
+
+
+# Widths of the browser window: the tests' own, and a laptop's with JupyterLab's file browser open.
+WINDOW_WIDTHS = (1400, 1100)
+
+
+def test_nothing_is_clipped_at_the_default_notebook_width(explorer):
+    with explorer.screenshot_on_failure("clipped") as ui:
+        size = ui.page.viewport_size
+        try:
+            for width in WINDOW_WIDTHS:
+                ui.page.set_viewport_size({"width": width, "height": size["height"]})
+                ui.page.wait_for_timeout(300)  # the layout follows the window
+                ui.screenshot(f"00-notebook-width-{width}")
+                assert not ui.clipped(), f"cut off at a window {width} px wide: {ui.clipped()}"
+        finally:
+            ui.page.set_viewport_size(size)
+
+
 def test_cumsum_int64_under_tosa_int_falls_back_to_cpu(explorer):
     with explorer.screenshot_on_failure("cumsum") as ui:
         ui.choose("cumsum", "int64", "TOSA-1.0+INT")
@@ -698,4 +797,38 @@ def test_an_architecture_runs_with_its_summary_and_graph(explorer, op, dtype, pr
         ui.expect(ui.root.locator(".wb-graph-mode button.mod-active")).to_have_text(re.compile(r"zoomable graph"))
         ui.expect(ui.picture).to_be_hidden()
         ui.screenshot(f"05-architecture-{op}")
+        assert not ui.clipped(), ui.clipped()  # a wide graph's title too
         assert not ui.tracebacks(), ui.tracebacks()
+
+
+COLUMN_GAP_PX = 8  # padding of a table cell, left and right together: two spaces' width and more
+
+
+def test_result_tables_are_padded(explorer):
+    with explorer.screenshot_on_failure("tables") as ui:
+        ui.choose("add", "int32", "TOSA-1.0+INT")
+        ui.run(r"^add \[int32\] TOSA-1\.0\+INT: outcome \w+")
+        for title in ("Reasons", "TOSA", "Numerics"):
+            cells = ui.tab(title).locator("table.wb-table").first.locator("th, td")
+            ui.expect(cells.first).to_be_visible()
+            padding = cells.evaluate_all(
+                "cells => cells.map(c => getComputedStyle(c))"
+                ".map(s => parseFloat(s.paddingLeft) + parseFloat(s.paddingRight))")
+            ui.screenshot(f"06-table-{title.lower()}")
+            # Chromium's own 1 px a side leaves the columns' texts touching
+            assert min(padding) >= COLUMN_GAP_PX, f"{title}: cells padded less than {COLUMN_GAP_PX} px: {padding}"
+
+
+def test_a_fresh_explorer_shows_no_broken_image(explorer):
+    """A new Explorer() opens its graph tab on the picture mode before anything is drawn: no empty image."""
+    with explorer.screenshot_on_failure("fresh-explorer") as ui:
+        _run_new_cell(ui.page, "Explorer()", UI_SECONDS)
+        fresh = ui.page.locator(".jp-OutputArea-output").filter(has=ui.page.locator(".widget-tab")).last
+        ui.expect(fresh.locator(".wb-graph-mode")).to_be_visible()
+        fresh.scroll_into_view_if_needed()
+        fresh.screenshot(path=str(ui.artifacts / "07-fresh-explorer.png"))
+        broken = fresh.locator("img").evaluate_all(
+            "images => images.filter(i => i.getClientRects().length > 0 && !(i.complete && i.naturalWidth > 0))"
+            ".map(i => i.className)")
+        assert not broken, f"an image shown without a picture (a broken-image icon): {broken}"
+        ui.expect(fresh.locator(".wb-graph-note")).to_contain_text("no result yet")

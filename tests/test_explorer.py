@@ -2,6 +2,7 @@
 
 import dataclasses
 import html
+import re
 
 import matplotlib
 import pytest
@@ -182,3 +183,47 @@ def test_find_culprits_button_names_the_node_that_must_stay_on_cpu():
     ui.op.value, ui.dtype.value = "add", "int32"
     ui.run_button.click()
     assert ui.culprits_button.disabled and ui.culprits_html.value == ""
+
+
+def test_a_catalogue_result_given_to_show_sets_the_controls_to_its_case():
+    import workbench
+
+    ui = Explorer(threaded=False)  # cumsum [int64] TOSA-1.0+INT, stock
+    result = workbench.run_case("add", "int32", "TOSA-1.1+INT+int64", policy="ext-int64-allowlist", trace=True)
+    ui.show(result)
+    assert (ui.op.value, ui.dtype.value, ui.chosen_profile, ui.policy.value, ui.trace.value) == (
+        "add", "int32", "TOSA-1.1+INT+int64", "ext-int64-allowlist", True)
+    assert ui.shown_html.value == ""  # the controls say it all
+    rerun = ui.run()
+    assert rerun.to_dict() | {"timings": {}} == result.to_dict() | {"timings": {}}
+
+
+def test_a_model_given_to_show_says_that_the_controls_did_not_produce_it(torch):
+    import workbench
+
+    class Mine(torch.nn.Module):
+        def forward(self, x):
+            return torch.relu(x)
+
+    ui = Explorer(threaded=False)
+    ui.show(workbench.run_model(Mine(), (torch.randn(2, 3),), "TOSA-1.0+FP"))
+    line = html.unescape(re.sub(r"<[^>]+>", "", ui.shown_html.value))
+    assert "showing model:Mine [float32] TOSA-1.0+FP, policy stock" in line and "Run runs the controls' case" in line
+    assert ui.op.value == "cumsum"  # left as the user set them: Run still runs a catalogue case
+    ui.run_button.click()
+    assert ui.result.op == "cumsum" and ui.shown_html.value == ""
+
+
+def test_tables_are_padded():
+    ui = explorer("add", "int32", "TOSA-1.0+INT")
+    opened(opened(ui, "TOSA"), "Numerics")
+    for shown in (ui.reasons_html.value, ui.tosa_html.value, ui.numerics_html.value):
+        padding = re.search(r"\.wb-table th, \.wb-table td \{padding: ([^;}]+)", shown)
+        assert "wb-table" in shown and padding and any(float(v) > 0 for v in re.findall(r"[\d.]+", padding[1])), shown
+
+
+def test_a_fresh_explorer_shows_no_broken_image():
+    ui = Explorer(threaded=False)
+    shown = [image for image in (ui.graph_image, ui.numerics_image) if image.layout.display != "none"]
+    assert all(image.value for image in shown), "an empty Image is shown (a broken-image icon)"
+    assert "press Run" in ui.graph_view.note.value

@@ -1,5 +1,7 @@
 """The partition graph model and its drawing, on delegated, partial, fallback and failed cases."""
 
+import re
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -64,3 +66,16 @@ def test_drawing_uses_the_kind_colours_and_a_legend(case):
     texts = " ".join(t.get_text() for t in ax.texts)
     if result.outcome.value == "fallback":
         assert "int64" in texts  # the rejection reason is written on the CPU node
+
+
+def test_every_ringed_node_carries_the_pass_name():
+    """Under ext-int64-first-draft where_int64_buffer's lowering fails in a pass working on the buffer `b_other`, a
+    program input: its node in the Graphviz graph gets the failing node's ring and the pass's name too."""
+    from workbench.views.graph_layout import FAILING_COLOUR, partition_dot
+
+    result = workbench.run_case("where_int64_buffer", "int64", "TOSA-1.1+INT+int64", policy="ext-int64-first-draft")
+    failing_pass = result.error.failing_pass
+    assert failing_pass and partition_graph(result).failing() == "b_other"
+    ringed = [line for line in partition_dot(result).body if f"color=\"{FAILING_COLOUR}\"" in line]
+    labels = [re.search(r'label="((?:[^"\\]|\\.)*)"', line) for line in ringed]
+    assert ringed and all(label and failing_pass in label.group(1) for label in labels), ringed

@@ -25,29 +25,20 @@ from ..pipeline.run import run
 from ..stages import transform_passes
 from ..stack import arm_backend, profiles
 from ..views.graph import partition_graph
-from ..views.summary import model_summary
 from .graph_view import GraphView
+from .html_parts import EXPLORER_STYLE, summary_html, table_html
+from .shown_case import CUSTOM_PROFILE, choose_profile, set_controls, shown_line
 from .trace_view import TraceView
 
 TAB_TITLES = ("Partition graph", "Reasons", "Numerics", "TOSA", "Error", "Reproduce")
 GRAPH_TAB, REASONS_TAB, NUMERICS_TAB, TOSA_TAB, ERROR_TAB, REPRODUCE_TAB = range(len(TAB_TITLES))
 # Rendered with every result, being what is read first; the other tabs wait until opened.
 EAGER_TABS = (GRAPH_TAB, REASONS_TAB)
-CUSTOM_PROFILE = "custom…"
 
 
-def _table_html(frame) -> str:
-    if frame.empty:
-        return "<i>nothing to show</i>"
-    return frame.to_html(index=False, escape=True, border=0, classes="wb-table")
-
-
-def _summary_html(result) -> str:
-    row = model_summary(result)
-    crossings = f" ({html.escape(row['crossings'])})" if row["crossings"] else ""
-    return (f"<small>{row['delegated_nodes']} of {row['compute_nodes']} compute nodes delegated: "
-            f"{row['delegates']} delegate(s), {row['cpu_islands']} CPU island(s), "
-            f"{row['int64_crossings']} int64 tensor(s) crossing a delegate boundary{crossings}</small>")
+def _row(*children) -> widgets.HBox:
+    """A row of controls that wraps in a narrow notebook rather than cutting its last controls off."""
+    return widgets.HBox(list(children), layout=widgets.Layout(flex_flow="row wrap"))
 
 
 class Explorer(widgets.VBox):
@@ -81,12 +72,9 @@ class Explorer(widgets.VBox):
         self._on_op({"new": op})
         if dtype in self.dtype.options:
             self.dtype.value = dtype
-        if profile in profiles.PRESETS:
-            self.profile.value = profile
-        else:
-            self.profile.value = CUSTOM_PROFILE
-            self.custom_profile.value = profile
-        super().__init__([controls, self.tabs])
+        choose_profile(self, profile)
+        super().__init__([widgets.HTML(EXPLORER_STYLE), controls, self.tabs])
+        self.add_class("wb-explorer")
 
     def _build_controls(self, op: str) -> widgets.VBox:
         self.op = widgets.Combobox(options=catalogue.names(), value=op, ensure_option=True,
@@ -107,13 +95,15 @@ class Explorer(widgets.VBox):
                                                   allow_duplicates=False, placeholder="transform passes (optional)",
                                                   layout=widgets.Layout(width="60%"))
         self.isolate = widgets.Checkbox(value=False, description="isolate (child process: crash and hang safe)",
-                                        indent=False)
+                                        indent=False, layout=widgets.Layout(width="auto"))
         # every delegate's tensors beside eager's (stages/trace.py), shown in the Numerics tab
         self.trace = widgets.Checkbox(value=False, description="trace tensors", indent=False,
                                       layout=widgets.Layout(width="auto"))
         self.run_button = widgets.Button(description="Run", button_style="primary", icon="play")
         self.progress = widgets.IntProgress(value=0, min=0, max=1, description="", bar_style="info",
-                                            layout=widgets.Layout(visibility="hidden", width="160px"))
+                                            layout=widgets.Layout(display="none", width="120px"))
+        # what the shown result is when the controls cannot say it (ui/shown_case.py)
+        self.shown_html = widgets.HTML().add_class("wb-shown-elsewhere")
         self.status = widgets.HTML().add_class("wb-status")  # classes: stable handles for the browser tests
         # The partition in three numbers (views/summary.py): what matters on a whole model.
         self.summary_html = widgets.HTML().add_class("wb-summary")
@@ -121,11 +111,12 @@ class Explorer(widgets.VBox):
         self.backend_html = widgets.HTML(f"<small>Arm backend: {html.escape(arm_backend.active().label)}</small>")
         self.backend_html.add_class("wb-arm-backend")
         return widgets.VBox([
-            widgets.HBox([self.op, self.dtype, self.quantization]),
-            widgets.HBox([self.profile, self.custom_profile, self.profile_status]),
-            widgets.HBox([self.policy, self.isolate, self.trace, self.run_button, self.progress]),
+            _row(self.op, self.dtype, self.quantization),
+            _row(self.profile, self.custom_profile, self.profile_status),
+            _row(self.policy, self.isolate, self.trace, self.run_button, self.progress),
             self.transform_passes,
             self.backend_html,
+            self.shown_html,
             self.status,
             self.summary_html,
         ])
@@ -213,7 +204,7 @@ class Explorer(widgets.VBox):
         if self._worker is not None and self._worker.is_alive():
             return None
         self.run_button.disabled = True
-        self.progress.layout.visibility = "visible"
+        self.progress.layout.display = None  # shown while running only: hidden, it would hold a wrapped line
         self.progress.value = 0
         chosen = case_label(self.op.value, self.dtype.value, self.chosen_quantization or "", self.chosen_profile)
         self.status.value = f"running {html.escape(chosen)} …"
@@ -242,16 +233,22 @@ class Explorer(widgets.VBox):
         finally:
             self.run_button.disabled = False
             self.progress.value = 1
-            self.progress.layout.visibility = "hidden"
-        self.show(result)
+            self.progress.layout.display = "none"
+        self._show(result)
         return result
 
     def show(self, result) -> None:
-        """Show a new result: the status and summary lines, the partition graph, the reasons and the tab it
-        opens (Error after a lowering error) are rendered now, every other tab when it is first opened.
+        """Show a result made elsewhere (run_case, run_model, a file): the controls are set to its case where they
+        can express it, and a line above the status says what they cannot (ui/shown_case.py). Then as after Run:
+        the status and summary lines, the partition graph, the reasons and the tab it opens (Error after a lowering
+        error) are rendered now, every other tab when it is first opened.
 
         Returns when the first tab is shown: a benchmark times Run -> first tab shown with this call."""
+        self._show(result, shown_line(result, set_controls(self, result)))
+
+    def _show(self, result, shown: str = "") -> None:
         with self._render_lock:
+            self.shown_html.value = shown
             self.result = result
             self.graph = partition_graph(result)
             self._rendered_tabs.clear()
@@ -266,7 +263,7 @@ class Explorer(widgets.VBox):
             for index in (opened, *EAGER_TABS):
                 self._render_tab(index)
             self.backend_html.value = f"<small>Arm backend: {html.escape(result.arm_backend_label)}</small>"
-            self.summary_html.value = _summary_html(result)
+            self.summary_html.value = summary_html(result)
             self.status.value = (f"<b>{html.escape(result.case_label)}</b>: "
                                  f"outcome <b>{result.outcome.value}</b>, numerics <b>{result.numerics.value}</b>"
                                  + (f" — {html.escape(result.reason_summary())}" if result.reason_summary() else ""))
@@ -301,12 +298,12 @@ class Explorer(widgets.VBox):
         self.graph_view.show(result, self.graph)
 
     def _render_reasons(self, result) -> None:
-        self.reasons_html.value = _table_html(views.reasons_frame(result))
+        self.reasons_html.value = table_html(views.reasons_frame(result))
 
     def _render_numerics(self, result) -> None:
         notes = "".join(f"<br><i>note: {html.escape(note)}</i>" for note in result.notes)
         self.numerics_html.value = (
-            f"<b>numerics: {result.numerics.value}</b>{notes}<br>" + _table_html(views.numerics_frame(result))
+            f"<b>numerics: {result.numerics.value}</b>{notes}<br>" + table_html(views.numerics_frame(result))
         )
         figure = views.numerics_figure(result)
         self._set_numerics_image(views.figure_png(figure) if figure is not None else b"")
@@ -317,7 +314,7 @@ class Explorer(widgets.VBox):
         self.numerics_image.layout.display = None if png else "none"  # an empty image shows as a broken one
 
     def _render_tosa(self, result) -> None:
-        self.tosa_html.value = _table_html(views.tosa_frame(result))
+        self.tosa_html.value = table_html(views.tosa_frame(result))
 
     def _render_error(self, result) -> None:
         if result.error is None:

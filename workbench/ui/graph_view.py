@@ -23,6 +23,10 @@ from ..views.graph_svg import draw_graph, graphviz_missing, legend_html, picture
 PICTURE, ZOOMABLE = "picture", "zoomable graph"
 COLLAPSE_ALL, EXPAND_ALL = "__collapsed__", "__expanded__"
 SCROLL_HEIGHT = "640px"
+# The scroll box stays as wide as the tab (a flex item grows to its content, the SVG, unless allowed not to); a
+# text Graphviz measured narrower than the browser draws it is not cut at the SVG's edge.
+SVG_BOX_STYLE = ("<style>.wb-graph-svg > .widget-html-content {min-width: 0} "
+                 ".wb-graph-scroll svg {overflow: visible}</style>")
 
 
 class GraphView(widgets.VBox):
@@ -37,12 +41,15 @@ class GraphView(widgets.VBox):
                                        value=EXPAND_ALL, description="delegates",
                                        layout=widgets.Layout(width="340px")).add_class("wb-graph-expand")
         self.search = widgets.Text(placeholder="node name or target, then Enter", description="search",
-                                   continuous_update=False).add_class("wb-graph-search")
+                                   continuous_update=False, style={"description_width": "initial"},
+                                   layout=widgets.Layout(width="330px"))
+        self.search.add_class("wb-graph-search")
         self.zoom = widgets.FloatSlider(value=1.0, min=0.1, max=2.5, step=0.05, description="zoom",
                                         readout_format=".0%", continuous_update=False).add_class("wb-graph-zoom")
         self.note = widgets.HTML().add_class("wb-graph-note")
         self.svg_box = widgets.HTML().add_class("wb-graph-svg")
-        self.tools = widgets.HBox([self.expand, self.search, self.zoom]).add_class("wb-graph-tools")
+        self.tools = widgets.HBox([self.expand, self.search, self.zoom], layout=widgets.Layout(flex_flow="row wrap"))
+        self.tools.add_class("wb-graph-tools")
         self.result = self.graph = self.structure = None
         self.seconds = 0.0
         self._svg, self._svg_options, self._svg_note = "", None, ""  # the SVG shown last, what it was drawn for
@@ -52,6 +59,7 @@ class GraphView(widgets.VBox):
         self.zoom.observe(lambda _: self._place_svg(), names="value")
         super().__init__([self.mode, self.tools, self.note, self.picture, self.svg_box])
         self.add_class("wb-graph")
+        self.note.value = "<small><i>no result yet: press Run</i></small>"
         self._display(picture=True)
 
     def options(self) -> GraphOptions:
@@ -116,11 +124,13 @@ class GraphView(widgets.VBox):
 
     def _place_svg(self) -> None:
         if self._svg:
-            self.svg_box.value = (f"<div class='wb-graph-scroll' style='overflow:auto;max-height:{SCROLL_HEIGHT};"
-                                  "max-width:100%;border:1px solid #cfd8dc;background:white'>"
+            self.svg_box.value = (f"{SVG_BOX_STYLE}<div class='wb-graph-scroll' style='overflow:auto;"
+                                  f"max-height:{SCROLL_HEIGHT};max-width:100%;border:1px solid #cfd8dc;"
+                                  "background:white'>"
                                   f"{scale_svg(self._svg, self.zoom.value)}</div>")
 
     def _display(self, picture: bool) -> None:
-        self.picture.layout.display = None if picture else "none"
+        # an Image without a PNG shows as a broken image: shown only once drawn
+        self.picture.layout.display = None if picture and self.picture.value else "none"
         self.svg_box.layout.display = "none" if picture else None
         self.tools.layout.display = "none" if picture else None

@@ -8,6 +8,7 @@ import html
 import ipywidgets as widgets
 
 from .. import views
+from .html_parts import table_html
 
 
 class TraceView(widgets.VBox):
@@ -55,8 +56,7 @@ class TraceView(widgets.VBox):
 
 # The trace table scrolls inside the tab and keeps each row on one line; the chosen tensor's values follow it.
 _TRACE_STYLE = ("<style>.wb-trace-table {max-height: 24em; overflow: auto; border: 1px solid #cfd8dc} "
-                ".wb-trace-table th, .wb-trace-table td {padding: 0.15em 0.6em; white-space: nowrap; "
-                "text-align: left !important} "
+                ".wb-trace-table th, .wb-trace-table td {white-space: nowrap} "
                 ".wb-trace-table thead th {position: sticky; top: 0; background: #fff}</style>")
 
 
@@ -69,7 +69,7 @@ def _trace_table_html(result) -> str:
     shown = ["delegate", "tosa_op", "tensor", "fx_node", "dtype", "shape", "within_tolerance", "error", "note"]
     if frame["delegate"].nunique() == 1:
         shown.remove("delegate")
-    return _TRACE_STYLE + frame[shown].to_html(index=False, escape=True, border=0, classes="wb-table")
+    return _TRACE_STYLE + table_html(frame[shown])
 
 
 def _marked_row(table: str, index: int | None) -> str:

@@ -180,6 +180,11 @@ def _text(value: str) -> str:
     return "\\n".join(line.replace("\\", "\\\\") for line in str(value).splitlines())
 
 
+def _left_lines(text: str) -> str:
+    """Free text for a DOT label, each line left-aligned (DOT's \\l ends a line flush left)."""
+    return "".join(_text(line) + "\\l" for line in str(text).splitlines())
+
+
 def _wrap(text: str, width: int) -> list[str]:
     import textwrap
 
@@ -192,9 +197,13 @@ def _node_attrs(structure: GraphStructure, name: str, matched: bool) -> dict[str
     colour = KIND_COLOURS.get(node.kind, "#eceff1")
     classes = ["wb-node", f"wb-{node.kind}"] + (["wb-match"] if matched else [])
     failing = getattr(node, "failing", None)  # the node the failing pass worked on (graph.failing_record)
+    # the failing node's ring always comes with the pass's name, on a program input (a buffer) too
+    failing_lines = failing.splitlines() if failing else []
+    if failing:
+        classes.append("wb-failing")
     if record is None:  # a program input, parameter or buffer
-        attrs = {"label": _text(name), "shape": "ellipse", "fillcolor": colour, "fontsize": "9",
-                 "tooltip": _text(f"{name}: program input, parameter or buffer")}
+        attrs = {"label": _text("\n".join([name] + failing_lines)), "shape": "ellipse", "fillcolor": colour,
+                 "fontsize": "9", "tooltip": _text(f"{name}: program input, parameter or buffer")}
     else:
         lines = [name, f"{_short_target(record.target)}: {','.join(record.output_dtypes) or '-'}"]
         if node.kind == "cpu" and node.reason:
@@ -202,9 +211,7 @@ def _node_attrs(structure: GraphStructure, name: str, matched: bool) -> dict[str
         tosa = _tosa_line(record)
         if tosa:
             lines += _wrap(tosa if record.tosa_ops else "TOSA: none (folded)", 36)
-        if failing:
-            lines += failing.splitlines()
-            classes.append("wb-failing")
+        lines += failing_lines
         diverges = getattr(node, "diverges", False)
         if getattr(node, "error", None):
             lines.append(("first divergence: " if diverges else "error: ") + node.error)
@@ -259,7 +266,8 @@ def _title(result, structure: GraphStructure, collapsed: bool) -> str:
     delegates = sum(g.kind != "cpu" for g in structure.groups.values())
     islands = len(structure.groups) - delegates
     outcome = getattr(result.outcome, "value", result.outcome)
-    return (f"{result.case_label}: {outcome} — {structure.size} nodes, "
+    # two short lines, not one long one: a wide graph is panned in a box, and its title must show whole at the start
+    return (f"{result.case_label}: {outcome}\n{structure.size} node{'s' if structure.size != 1 else ''}, "
             f"{delegates} delegate{'s' if delegates != 1 else ''}, {islands} CPU island{'s' if islands != 1 else ''}"
             + ("; delegates collapsed" if collapsed else ""))
 
@@ -272,7 +280,8 @@ def partition_dot(result, options: GraphOptions = GraphOptions(), structure: Gra
     found = set(structure.matches(options.search))
     any_collapsed = any(structure.is_collapsed(k, options) for k in structure.groups)
     dot = graphviz.Digraph("partition", graph_attr={
-        "rankdir": "TB", "label": _text(_title(result, structure, any_collapsed)), "labelloc": "t",
+        "rankdir": "TB", "label": _left_lines(_title(result, structure, any_collapsed)), "labelloc": "t",
+        "labeljust": "l",
         "fontname": "Helvetica", "fontsize": "14", "nodesep": "0.25", "ranksep": "0.35", "class": "wb-partition",
     }, node_attr={"shape": "box", "style": "rounded,filled", "fontname": "Helvetica", "fontsize": "10",
                   "color": "#37474f"}, edge_attr={"fontname": "Helvetica", "fontsize": "9", "arrowsize": "0.6"})
