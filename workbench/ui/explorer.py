@@ -18,7 +18,7 @@ import ipywidgets as widgets
 from .. import catalogue, policies, views
 from ..core import dtypes, quantization
 from ..core.errors import WorkbenchError
-from ..core.text import case_label
+from ..core.text import case_label, readable_reason
 from ..core.outcomes import Outcome
 from ..pipeline.case import Case
 from ..pipeline.run import run
@@ -264,9 +264,10 @@ class Explorer(widgets.VBox):
                 self._render_tab(index)
             self.backend_html.value = f"<small>Arm backend: {html.escape(result.arm_backend_label)}</small>"
             self.summary_html.value = summary_html(result)
+            why = readable_reason(result.reason_summary())
             self.status.value = (f"<b>{html.escape(result.case_label)}</b>: "
                                  f"outcome <b>{result.outcome.value}</b>, numerics <b>{result.numerics.value}</b>"
-                                 + (f" — {html.escape(result.reason_summary())}" if result.reason_summary() else ""))
+                                 + (f" — {html.escape(why)}" if why else ""))
             self.tabs.selected_index = opened
 
     def render_all_tabs(self) -> None:

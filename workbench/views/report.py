@@ -14,6 +14,7 @@ from ..batch.diffs import diff as diff_results
 from ..batch.results_io import load_results
 from ..core.errors import WorkbenchError
 from ..core.outcomes import FAILED_NUMERICS, FAILED_OUTCOMES, Numerics
+from ..core.text import readable_reason, shortened
 from .plots import (
     ABSENT_COLOUR,
     NUMERICS_MARKS,
@@ -132,7 +133,7 @@ def _failures(frame: pd.DataFrame) -> pd.DataFrame:
     columns = ["op", "dtype", "profile"] + (["policy"] if frame["policy"].nunique() > 1 else [])
     rows = []
     for _, row in failed.iterrows():
-        detail = row["root_cause"] or row["reason"]
+        detail = row["root_cause"] or readable_reason(row["reason"])
         if row["numerics"] == Numerics.MISMATCH:
             steps = row.get("max_steps")
             in_steps = f" ({steps:.3g} quantization steps)" if pd.notna(steps) else ""
@@ -140,8 +141,7 @@ def _failures(frame: pd.DataFrame) -> pd.DataFrame:
             if row.get("first_divergence"):
                 numbers += f", first divergence at {row['first_divergence']}"
             detail = f"{detail}; {numbers}" if detail else numbers
-        if len(detail) > MAX_DETAIL:
-            detail = detail[: MAX_DETAIL - 1] + "…"
+        detail = shortened(detail, MAX_DETAIL)
         rows.append([row[c] for c in columns] + [row["outcome"], row["numerics"], row["error_stage"],
                                                  _failing(row), detail])
     table = pd.DataFrame(rows, columns=columns + ["outcome", "numerics", "stage", "failing pass", "root cause"])
