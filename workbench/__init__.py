@@ -51,6 +51,7 @@ _LAZY = {
     "use_arm_backend": ("stack.arm_backend", "use_arm_backend"),
     "doctor": ("stack.doctor", "doctor"),
     "to_pytest": ("views.regression", "to_pytest"),
+    "to_model_explorer": ("views.model_explorer", "to_model_explorer"),
     "model_summary": ("views.summary", "model_summary"),
     "summary_table": ("views.summary", "summary_table"),
     "architecture_summary": ("views.summary", "architecture_summary"),

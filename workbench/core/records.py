@@ -138,6 +138,9 @@ class NodeRecord:
     delegated: bool  # tagged for TOSA by the partitioner
     delegate: str | None  # the partition tag it was placed in
     reason: str | None  # the partitioner's rejection reason when not delegated
+    # The nn.Modules it was traced in, outermost first, as (path, class name) from torch.export's
+    # nn_module_stack, the root module left out; empty for a catalogue operator and for nodes no module made.
+    module_stack: tuple[tuple[str, str], ...] = ()
 
     def dtype_summary(self) -> str:
         return f"{','.join(self.input_dtypes) or '-'} -> {','.join(self.output_dtypes) or '-'}"
