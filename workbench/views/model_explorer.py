@@ -8,7 +8,8 @@
   Model Explorer's own ExportedProgram adapter names it (pytorch_exported_program_adapter_impl.py: `create_node`,
   `id=fx_node.name`), and the program's inputs are in the namespace `inputs`, as there. The namespace, which Model
   Explorer draws as a collapsible group, is the delegate (`TOSA tag0`) and under it the modules the node was
-  traced in, named `Class_name` as that adapter's `get_hierachy` names them; a CPU node has only its modules.
+  traced in, named `Class_name` as that adapter's `get_hierachy` names them (the class without its module path,
+  the root module left out); a CPU node has only its modules.
   Its attributes say where it went (`placement`), the delegate, the partitioner's `reason`, and after a lowering
   error on the failing node the `failing pass` and `root cause`; on a traced result `numerics error`.
 - `placement.json`: node data (model_explorer/node_data_builder.py: GraphNodeData, `results` of node id ->
@@ -23,6 +24,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..core.outcomes import Outcome
 from .graph import KIND_COLOURS, partition_graph, trace_error_size, worst_trace_rows
 
 GRAPH_ID = "partition"
@@ -31,7 +33,7 @@ PLACEMENT_FILE = "placement.json"
 NUMERICS_FILE = "numerics-error.json"
 INPUTS_NAMESPACE = "inputs"  # Model Explorer's adapter puts an ExportedProgram's inputs there
 # Node kind of the partition graph -> the placement value shown in Model Explorer.
-PLACEMENTS = {"tosa": "delegated", "cpu": "CPU", "failed": "failed"}
+PLACEMENTS = {"tosa": Outcome.DELEGATED.value, "cpu": "CPU", "failed": "failed"}
 OUT_OF_TOLERANCE = "#c62828"
 ERROR_GRADIENT = [{"stop": 0, "bgColor": "#e8f5e9"}, {"stop": 1, "bgColor": "#ffb74d"}]
 
