@@ -8,6 +8,7 @@ $WORKBENCH_ARTIFACTS/browser/model-explorer (or a pytest temporary folder). Need
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 from pathlib import Path
@@ -15,7 +16,9 @@ from urllib.parse import urlparse
 
 import pytest
 
-from test_browser import CHROMIUM, CHROMIUM_ARGS, _require_browser, _say
+from test_browser import CHROMIUM, CHROMIUM_ARGS, _in_ci, _require_browser, _say
+from test_model_explorer import partial_model
+from workbench.ui.model_explorer_view import INSTALL_HINT, open_in_model_explorer
 from workbench.views.graph import KIND_COLOURS
 
 pytestmark = pytest.mark.browser
@@ -35,7 +38,8 @@ def _rgb(hex_colour: str) -> str:
 def artifacts(request, tmp_path_factory) -> Path:
     """A folder of its own beside test_browser.py's screenshots (whose fixture clears its folder's pictures)."""
     _require_browser()
-    pytest.importorskip("model_explorer", reason="the model-explorer extra is not installed")
+    if importlib.util.find_spec("model_explorer") is None:  # the dev extra installs it
+        (pytest.fail if _in_ci() else pytest.skip)(INSTALL_HINT)
     folder = os.environ.get("WORKBENCH_ARTIFACTS")
     path = (Path(folder).resolve() / "browser" / "model-explorer" if folder
             else tmp_path_factory.mktemp("model-explorer-artifacts"))
@@ -48,25 +52,10 @@ def artifacts(request, tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def partial_result():
-    """A module whose float part is delegated and whose int64 cumsum (with its cast) stays on CPU."""
-    import torch
-
     import workbench
 
-    class Block(torch.nn.Module):
-        def forward(self, x):
-            return torch.relu(x) * 2, x.to(torch.int64).cumsum(1)
-
-    class Net(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.block = Block()
-
-        def forward(self, x):
-            scaled, sums = self.block(x)
-            return scaled + 1, sums
-
-    return workbench.run_model(Net(), (torch.randn(2, 4),), "TOSA-1.0+FP")
+    module, inputs = partial_model()
+    return workbench.run_model(module, inputs, "TOSA-1.0+FP")
 
 
 def _colour_pixels(png: bytes, hex_colour: str) -> int:
@@ -83,8 +72,6 @@ def _colour_pixels(png: bytes, hex_colour: str) -> int:
 
 def test_model_explorer_shows_placement_colours_and_a_cpu_nodes_reason(partial_result, artifacts, tmp_path):
     from playwright.sync_api import expect, sync_playwright
-
-    from workbench.ui.model_explorer_view import open_in_model_explorer
 
     assert partial_result.outcome.value == "partial"
     server = open_in_model_explorer(partial_result, tmp_path / "files")

@@ -14,7 +14,9 @@ from workbench.views.graph import KIND_COLOURS
 from workbench.views.model_explorer import GRAPH_ID, OUT_OF_TOLERANCE
 
 
-def _partial_model():
+def partial_model():
+    """A module whose float part is delegated under TOSA-1.0+FP and whose int64 cumsum (with its cast) stays on
+    CPU, traced in a submodule; with its inputs (the browser test uses it too)."""
     import torch
 
     class Block(torch.nn.Module):
@@ -35,7 +37,7 @@ def _partial_model():
 
 @pytest.fixture(scope="module")
 def partial_traced():
-    module, inputs = _partial_model()
+    module, inputs = partial_model()
     return workbench.run_model(module, inputs, "TOSA-1.0+FP", trace=True)
 
 
@@ -71,8 +73,7 @@ def test_node_ids_are_fx_names_and_namespaces_are_delegate_then_module(partial_t
 
 def test_the_json_is_model_explorers_own_node_and_node_data_shape(partial_traced, tmp_path):
     """Each node and node data file builds Model Explorer's own dataclasses (no unknown or missing field)."""
-    graph_builder = pytest.importorskip("model_explorer.graph_builder")
-    node_data_builder = pytest.importorskip("model_explorer.node_data_builder")
+    from model_explorer import graph_builder, node_data_builder  # the dev extra installs it
     _, _, nodes, data = _written(partial_traced, tmp_path)
     for node in nodes.values():
         graph_builder.GraphNode(**node)
@@ -143,7 +144,6 @@ def test_without_the_extra_opening_is_one_line_naming_it(monkeypatch, partial_tr
 def test_explorer_serves_its_result_and_stops_the_server_when_reopened_or_closed(tmp_path):
     import urllib.request
 
-    pytest.importorskip("model_explorer")
     from workbench.ui import Explorer
 
     explorer = Explorer(threaded=False)
