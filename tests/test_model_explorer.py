@@ -58,9 +58,9 @@ def test_node_ids_are_fx_names_and_namespaces_are_delegate_then_module(partial_t
     assert graph["label"] == partial_traced.case_label and graph["graphs"][0]["id"] == GRAPH_ID
     # Every record's FX name is a node id, and so is every name a record reads (the program's inputs).
     assert {r.name for r in partial_traced.nodes} | {a for r in partial_traced.nodes for a in r.args} == set(nodes)
-    assert nodes["aten_relu_default"]["namespace"] == "TOSA tag0/Block_block"
-    assert nodes["aten_add_tensor"]["namespace"] == "TOSA tag0"  # the root module's own node
-    assert nodes["aten_cumsum_default"]["namespace"] == "Block_block"  # CPU: its module only
+    assert nodes["aten_relu_default"]["namespace"] == "delegate_0 (tag0)/Block_block"
+    assert nodes["aten_add_tensor"]["namespace"] == "delegate_0 (tag0)"  # the root module's own node
+    assert nodes["aten_cumsum_default"]["namespace"] == "CPU island 1/Block_block"
     assert nodes["x"]["namespace"] == "inputs"
     assert nodes["aten_cumsum_default"]["label"] == "aten.cumsum"
     edges = nodes["aten_mul_tensor"]["incomingEdges"]
@@ -71,12 +71,26 @@ def test_node_ids_are_fx_names_and_namespaces_are_delegate_then_module(partial_t
         {"id": "0", "attrs": [{"key": "tensor_shape", "value": "int64[2, 4]"}]}]
 
 
+def test_groups_carry_their_placement_size_and_tosa_operators(partial_traced, tmp_path):
+    _, graph, _, _ = _written(partial_traced, tmp_path)
+    groups = graph["graphs"][0]["groupNodeAttributes"]
+    delegate = groups["delegate_0 (tag0)"]
+    assert delegate["placement"] == "delegated" and delegate["nodes"] == "5"
+    tosa_ops = set(partial_traced.delegates[0].tosa_op_names)
+    assert {part.split(" x")[0] for part in delegate["TOSA operators"].split(", ")} == tosa_ops
+    assert groups["CPU island 1"] == {"placement": "CPU", "nodes": "2"}
+    assert groups[""] == {"case": partial_traced.case_label, "outcome": "partial",
+                          "numerics": partial_traced.numerics.value}
+
+
 def test_the_json_is_model_explorers_own_node_and_node_data_shape(partial_traced, tmp_path):
     """Each node and node data file builds Model Explorer's own dataclasses (no unknown or missing field)."""
     from model_explorer import graph_builder, node_data_builder  # the dev extra installs it
-    _, _, nodes, data = _written(partial_traced, tmp_path)
+    _, graph, nodes, data = _written(partial_traced, tmp_path)
     for node in nodes.values():
         graph_builder.GraphNode(**node)
+    graph_builder.Graph(**graph["graphs"][0])
+    graph_builder.GraphCollection(**graph)
     for content in data.values():
         node_data_builder.GraphNodeData(**content)
 
@@ -109,18 +123,20 @@ def test_a_catalogue_operator_has_no_module_and_no_numerics_file(tmp_path):
     result = workbench.run_case("cumsum", "int64", "TOSA-1.0+INT")
     files, _, nodes, _ = _written(result, tmp_path)
     assert [p.name for p in files.node_data] == ["placement.json"]
-    assert nodes["aten_cumsum_default"]["namespace"] == ""
+    assert nodes["aten_cumsum_default"]["namespace"] == "CPU island 1"
     assert "module" not in _attrs(nodes["aten_cumsum_default"])
 
 
 def test_a_lowering_error_marks_failed_nodes_and_names_the_failing_pass(tmp_path):
     result = workbench.run_case("cumsum", "int64", "TOSA-1.1+INT+int64")
-    _, _, nodes, data = _written(result, tmp_path)
+    _, graph, nodes, data = _written(result, tmp_path)
     assert data["placement.json"]["results"]["aten_cumsum_default"] == {
         "value": "failed", "bgColor": KIND_COLOURS["failed"]}
     attrs = _attrs(nodes["aten_cumsum_default"])
     assert attrs["failing pass"] == result.error.failing_pass and result.error.failing_pass
     assert attrs["root cause"] == result.error.root_cause
+    assert nodes["aten_cumsum_default"]["namespace"] == "tag0"  # no delegate was made
+    assert graph["graphs"][0]["groupNodeAttributes"][""]["where"] == result.error.failing_line()
 
 
 def test_importing_workbench_and_writing_files_import_no_model_explorer(tmp_path):

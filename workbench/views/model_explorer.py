@@ -7,9 +7,11 @@
   (`id`, `label`, `namespace`, `attrs`, `incomingEdges`, `outputsMetadata`). A node's id is its FX node name, as
   Model Explorer's own ExportedProgram adapter names it (pytorch_exported_program_adapter_impl.py: `create_node`,
   `id=fx_node.name`), and the program's inputs are in the namespace `inputs`, as there. The namespace, which Model
-  Explorer draws as a collapsible group, is the delegate (`TOSA tag0`) and under it the modules the node was
+  Explorer draws as a collapsible group, is the delegate (`delegate_0 (tag0)`) or CPU island (`CPU island 1`) as
+  the explorer's Graphviz drawing groups them (views/graph_layout.py), and under it the modules the node was
   traced in, named `Class_name` as that adapter's `get_hierachy` names them (the class without its module path,
-  the root module left out); a CPU node has only its modules.
+  the root module left out). A group's attributes (its placement, size, TOSA operators) are the graph's
+  `groupNodeAttributes`.
   Its attributes say where it went (`placement`), the delegate, the partitioner's `reason`, and after a lowering
   error on the failing node the `failing pass` and `root cause`; on a traced result `numerics error`.
 - `placement.json`: node data (model_explorer/node_data_builder.py: GraphNodeData, `results` of node id ->
@@ -26,6 +28,7 @@ from pathlib import Path
 
 from ..core.outcomes import Outcome
 from .graph import KIND_COLOURS, partition_graph, trace_error_size, worst_trace_rows
+from .graph_layout import graph_structure
 
 GRAPH_ID = "partition"
 GRAPH_FILE = "graph.json"
@@ -68,25 +71,41 @@ def _write(path: Path, data: dict) -> Path:
 
 def graph_collection(result, graph=None, errors=None) -> dict:
     """The graph collection of `result`'s partition (the content of graph.json)."""
-    graph = graph or partition_graph(result)
+    structure = graph_structure(result, graph)
+    graph = structure.graph
     errors = worst_trace_rows(result, graph.nodes) if errors is None else errors
-    records = {record.name: record for record in result.nodes}
     incoming: dict[str, list[str]] = {name: [] for name in graph.nodes}
     for source, target in graph.edges:
         incoming[target].append(source)
     nodes = []
     for name, node in graph.nodes.items():
-        record = records.get(name)
+        record = structure.records.get(name)
+        group = structure.groups[structure.group_of[name]] if name in structure.group_of else None
         nodes.append({
             "id": name,
             "label": _label(record.target) if record is not None else name,
-            "namespace": namespace(node, record),
+            "namespace": namespace(node, record, group),
             "attrs": [{"key": k, "value": v} for k, v in _attributes(result, node, record, errors.get(name))],
             "incomingEdges": [{"sourceNodeId": source, "sourceNodeOutputId": "0", "targetNodeInputId": str(i)}
                               for i, source in enumerate(incoming[name])],
             "outputsMetadata": _outputs(record),
         })
-    return {"label": result.case_label, "graphs": [{"id": GRAPH_ID, "nodes": nodes}]}
+    return {"label": result.case_label, "graphs": [{"id": GRAPH_ID, "nodes": nodes,
+                                                    "groupNodeAttributes": _group_attributes(result, structure)}]}
+
+
+def _group_attributes(result, structure) -> dict[str, dict[str, str]]:
+    """Shown when a group is selected: its placement, size and TOSA operators; with nothing selected ("" in
+    Model Explorer's GroupNodeAttributes), the case and its outcome."""
+    groups = {"": {"case": result.case_label, "outcome": result.outcome.value, "numerics": result.numerics.value}}
+    if result.error is not None:
+        groups[""].update({"root cause": result.error.root_cause, "where": result.error.failing_line()})
+    for group in structure.groups.values():
+        attrs = {"placement": PLACEMENTS[group.kind], "nodes": str(len(group.members))}
+        if group.tosa_ops:
+            attrs["TOSA operators"] = ", ".join(f"{op} x{count}" for op, count in group.tosa_ops.most_common())
+        groups[_segment(group.name())] = attrs
+    return groups
 
 
 def _label(target: str) -> str:
@@ -99,11 +118,12 @@ def _segment(text: str) -> str:
     return text.replace("/", ":")  # "/" separates namespace levels
 
 
-def namespace(node, record) -> str:
-    """The delegate, then each module the node was traced in (`Class_name`); `inputs` for a program input."""
+def namespace(node, record, group) -> str:
+    """The delegate or CPU island, then each module the node was traced in (`Class_name`); `inputs` for a
+    program input."""
     if node.kind == "input":
         return INPUTS_NAMESPACE
-    levels = [f"TOSA {node.delegate}"] if node.delegate else []
+    levels = [group.name()] if group is not None else []
     for path, kind in record.module_stack if record is not None else ():
         levels.append(f"{kind}_{path.rsplit('.', 1)[-1]}")
     return "/".join(_segment(level) for level in levels)
