@@ -1,8 +1,9 @@
 """End to end: a partial model's partition in Google's Model Explorer, in headless Chromium.
 
-The server is started as the explorer's `open_in_model_explorer` starts it (a child process on a free loopback
-port serving `to_model_explorer`'s files); Chromium resolves no host name but 127.0.0.1, so the page proves it
-needs no network (it asks only for Google's fonts, which fail). Screenshots of each state go to
+The server is started as the explorer's `open_in_model_explorer` starts it (ModelExplorerServer: a child process
+on a free loopback port serving `to_model_explorer`'s files), with every HTTP proxy pointing at a closed port so
+its own check for a newer release cannot reach PyPI; Chromium resolves no host name but 127.0.0.1. So the page
+proves that neither needs the network (it asks only for Google's fonts, which fail). Screenshots of each state go to
 $WORKBENCH_ARTIFACTS/browser/model-explorer (or a pytest temporary folder). Needs the `model-explorer` extra.
 """
 
@@ -18,13 +19,15 @@ import pytest
 
 from test_browser import CHROMIUM, CHROMIUM_ARGS, _in_ci, _require_browser, _say
 from test_model_explorer import partial_model
-from workbench.ui.model_explorer_view import INSTALL_HINT, open_in_model_explorer
+from workbench.ui.model_explorer_view import INSTALL_HINT, ModelExplorerServer
+from workbench.views.model_explorer import to_model_explorer
 from workbench.views.graph import KIND_COLOURS
 
 pytestmark = pytest.mark.browser
 
 # Every host name fails to resolve except the loopback address the server is on.
 OFFLINE_ARGS = [*CHROMIUM_ARGS, "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"]
+CLOSED_PROXY = "http://127.0.0.1:9"  # the discard port: nothing listens
 UI_SECONDS = 60
 CPU_REASON = "Non-constant node with int64 output."
 
@@ -74,7 +77,10 @@ def test_model_explorer_shows_placement_colours_and_a_cpu_nodes_reason(partial_r
     from playwright.sync_api import expect, sync_playwright
 
     assert partial_result.outcome.value == "partial"
-    server = open_in_model_explorer(partial_result, tmp_path / "files")
+    offline = {**os.environ, **{name: CLOSED_PROXY for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy",
+                                                                 "https_proxy", "ALL_PROXY", "all_proxy")},
+               "NO_PROXY": "127.0.0.1", "no_proxy": "127.0.0.1"}
+    server = ModelExplorerServer(to_model_explorer(partial_result, tmp_path / "files"), env=offline).start()
     requests, failed = [], []
     try:
         with sync_playwright() as playwright:
@@ -98,6 +104,7 @@ def test_model_explorer_shows_placement_colours_and_a_cpu_nodes_reason(partial_r
 
                 # Every layer expanded: delegated and CPU nodes drawn in their colours on the graph.
                 page.locator("mat-icon", has_text="unfold_more_double").click()
+                page.mouse.move(700, 880)  # off the button: no tooltip over the graph
                 page.wait_for_timeout(1500)
                 graph = page.screenshot(path=str(artifacts / "2-expanded.png"), clip={
                     "x": 0, "y": 100, "width": 1000, "height": 700})

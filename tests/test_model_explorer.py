@@ -168,7 +168,10 @@ def test_explorer_serves_its_result_and_stops_the_server_when_reopened_or_closed
     with urllib.request.urlopen(first.url, timeout=10) as page:
         assert b"Model Explorer" in page.read()
     assert f'src="{first.url}"'.replace("&", "&amp;") in first._repr_html_()
-    second = explorer.open_in_model_explorer(str(tmp_path / "second"))
-    assert not first.running and second.running
+    assert (tmp_path / "first" / "model-explorer.log").exists()
+    second = explorer.open_in_model_explorer()  # into a temporary folder, removed when it stops
+    folder = second.files.graph.parent
+    assert not first.running and second.running and folder.is_dir()
     explorer.close()
-    assert not second.running
+    assert not second.running and not folder.exists()
+    assert (tmp_path / "first" / "graph.json").exists()  # a folder given is the caller's: kept

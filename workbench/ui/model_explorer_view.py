@@ -19,6 +19,7 @@ import atexit
 import html
 import importlib.util
 import json
+import shutil
 import socket
 import subprocess
 import sys
@@ -62,7 +63,10 @@ def page_query(files: ModelExplorerFiles) -> str:
 class ModelExplorerServer:
     """A Model Explorer server process for written files; in a notebook it shows as an IFrame of its page."""
 
-    def __init__(self, files: ModelExplorerFiles, *, height: int = 700):
+    def __init__(self, files: ModelExplorerFiles, *, height: int = 700, env: dict | None = None,
+                 remove_folder: bool = False):
+        """`env`: the server's environment (None: this process's); `remove_folder`: delete the files' folder
+        when the server stops (a temporary folder made for it)."""
         require_model_explorer()
         paths = [files.graph, *files.node_data]
         if any("," in str(path) for path in paths):  # the command line splits its lists at commas
@@ -73,6 +77,7 @@ class ModelExplorerServer:
         self.command = [sys.executable, "-m", "model_explorer", str(files.graph),
                         "--node_data_paths", ",".join(str(p) for p in files.node_data),
                         "--host", HOST, "--port", str(self.port), "--no_open_in_browser"]
+        self.env, self.remove_folder = env, remove_folder
         self.process: subprocess.Popen | None = None
 
     def start(self, timeout: float = START_SECONDS) -> "ModelExplorerServer":
@@ -80,12 +85,12 @@ class ModelExplorerServer:
         with open(self.log, "wb") as log:
             # Its own session: an interrupt of the kernel is not the server's.
             self.process = subprocess.Popen(self.command, stdout=log, stderr=subprocess.STDOUT,
-                                            stdin=subprocess.DEVNULL, start_new_session=True)
+                                            stdin=subprocess.DEVNULL, start_new_session=True, env=self.env)
         deadline = time.monotonic() + timeout
         while not self._healthy():
             if self.process.poll() is not None or time.monotonic() > deadline:
-                self.stop()
                 tail = self.log.read_text(errors="replace").strip().splitlines()[-3:]
+                self.stop()
                 raise RuntimeError(f"Model Explorer did not start on port {self.port}: {' | '.join(tail)}")
             time.sleep(0.2)
         return self
@@ -105,14 +110,15 @@ class ModelExplorerServer:
         """End the server process (and forget it as this process's current one)."""
         if self in _current:
             _current.remove(self)
-        if self.process is None or self.process.poll() is not None:
-            return
-        self.process.terminate()
-        try:
-            self.process.wait(10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(10)
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(10)
+        if self.remove_folder:
+            shutil.rmtree(self.files.graph.parent, ignore_errors=True)
 
     def _repr_html_(self) -> str:
         if not self.running:
@@ -136,12 +142,13 @@ atexit.register(stop_model_explorer)  # this module loads only when a server is 
 
 def open_in_model_explorer(result, folder=None, *, height: int = 700,
                            timeout: float = START_SECONDS) -> ModelExplorerServer:
-    """Write `result` for Model Explorer into `folder` (a new temporary folder when None), stop the server opened
-    before, start one for it and return it; shown in a notebook cell it is the page in an IFrame."""
+    """Write `result` for Model Explorer into `folder` (when None, a temporary folder deleted when the server
+    stops), stop the server opened before, start one for it and return it; shown in a notebook cell it is the
+    page in an IFrame."""
     require_model_explorer()
     files = to_model_explorer(result, folder if folder is not None else
                               tempfile.mkdtemp(prefix="workbench-model-explorer-"))
     stop_model_explorer()
-    server = ModelExplorerServer(files, height=height).start(timeout)
+    server = ModelExplorerServer(files, height=height, remove_folder=folder is None).start(timeout)
     _current.append(server)
     return server
