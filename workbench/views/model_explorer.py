@@ -10,10 +10,10 @@
   Explorer draws as a collapsible group, is the delegate (`delegate_0 (tag0)`) or CPU island (`CPU island 1`) as
   the explorer's Graphviz drawing groups them (views/graph_layout.py), and under it the modules the node was
   traced in, named `Class_name` as that adapter's `get_hierachy` names them (the class without its module path,
-  the root module left out). A group's attributes (its placement, size, TOSA operators) are the graph's
+  the root module left out). A node's attributes say where it went (`placement`), the delegate, the
+  partitioner's `reason`, and after a lowering error on the failing node the `failing pass` and `root cause`; on
+  a traced result `numerics error`. A group's (its placement, size, TOSA operators) are the graph's
   `groupNodeAttributes`.
-  Its attributes say where it went (`placement`), the delegate, the partitioner's `reason`, and after a lowering
-  error on the failing node the `failing pass` and `root cause`; on a traced result `numerics error`.
 - `placement.json`: node data (model_explorer/node_data_builder.py: GraphNodeData, `results` of node id ->
   `{value, bgColor}`): `delegated`, `CPU` or `failed` per node, in the partition graph's colours.
 - `numerics-error.json` (a traced result with judged tensors only): each node's largest error in its own unit
@@ -52,7 +52,7 @@ class ModelExplorerFiles:
 
 def to_model_explorer(result, folder) -> ModelExplorerFiles:
     """Write `result`'s partition into `folder` (made if missing) as Model Explorer's graph JSON and node data;
-    open them with `model-explorer graph.json --node_data_paths placement.json,...` or
+    open them with `model-explorer graph.json --node_data_paths [numerics-error.json,]placement.json` or
     `workbench.ui.model_explorer_view.open_in_model_explorer(result)`."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
