@@ -52,6 +52,7 @@ _LAZY = {
     "doctor": ("stack.doctor", "doctor"),
     "to_pytest": ("views.regression", "to_pytest"),
     "export_html": ("views.html_page", "export_html"),
+    "to_model_explorer": ("views.model_explorer", "to_model_explorer"),
     "model_summary": ("views.summary", "model_summary"),
     "summary_table": ("views.summary", "summary_table"),
     "architecture_summary": ("views.summary", "architecture_summary"),

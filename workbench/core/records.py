@@ -142,6 +142,9 @@ class NodeRecord:
     # tosa_note says why; None: not known (a CPU node, a failed lowering)
     tosa_ops: tuple[str, ...] | None = None
     tosa_note: str = ""
+    # The nn.Modules it was traced in, outermost first, as (path, class name) from torch.export's
+    # nn_module_stack, the root module left out; empty for a catalogue operator and for nodes no module made.
+    module_stack: tuple[tuple[str, str], ...] = ()
 
     def dtype_summary(self) -> str:
         return f"{','.join(self.input_dtypes) or '-'} -> {','.join(self.output_dtypes) or '-'}"

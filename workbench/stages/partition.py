@@ -49,6 +49,14 @@ def _reason(node, rejected: dict, accepted: dict, no_reason: str) -> str | None:
     return reason if node not in accepted else f"{accepted[node]}; then: {reason}"
 
 
+def _module_stack(node) -> tuple[tuple[str, str], ...]:
+    """(path, class name) of each nn.Module the node was traced in (torch.export's `nn_module_stack`, whose
+    values are (path, class or its qualified name)), outermost first; the root module, path "", left out."""
+    stack = node.meta.get("nn_module_stack") or {}
+    return tuple((path, (kind if isinstance(kind, str) else kind.__qualname__).rsplit(".", 1)[-1])
+                 for path, kind in stack.values() if path)
+
+
 def node_records(graph_module, rejected: dict | None, accepted: dict | None = None) -> list[NodeRecord]:
     """One record per call_function node; `rejected` is node -> reason, None when the reasons cannot be read;
     `accepted` node -> the text of its acceptance by a policy."""
@@ -77,6 +85,7 @@ def node_records(graph_module, rejected: dict | None, accepted: dict | None = No
                 delegated=tag is not None,
                 delegate=tag,
                 reason=stable_text(reason) if (reason := _reason(node, rejected, accepted, no_reason)) else None,
+                module_stack=_module_stack(node),
             )
         )
     return records

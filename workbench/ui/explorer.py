@@ -359,6 +359,21 @@ class Explorer(widgets.VBox):
         self.culprits_html.value = f"<pre>{html.escape(search.to_text(), quote=False)}</pre>"
         return search
 
+    def open_in_model_explorer(self, folder: str | None = None, *, height: int = 700):
+        """The shown result in Google's Model Explorer (extra `model-explorer`), served on loopback and shown
+        as an IFrame when returned into a cell; opening another or closing the explorer stops it."""
+        from .model_explorer_view import open_in_model_explorer
+
+        if self.result is None:
+            raise ValueError("no result to open yet: press Run first")
+        self.model_explorer = open_in_model_explorer(self.result, folder, height=height)
+        return self.model_explorer
+
+    def close(self) -> None:
+        if getattr(self, "model_explorer", None) is not None:
+            self.model_explorer.stop()
+        super().close()
+
     def save_flatbuffers(self, folder: str = ".") -> list[str]:
         """Write each delegate's TOSA flatbuffer next to the notebook; returns the paths."""
         from pathlib import Path

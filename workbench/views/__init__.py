@@ -6,6 +6,8 @@
   large graphs (collapsed delegates, CPU islands, boundary dtypes, search), with the matplotlib fallback;
 - `plots`: heatmaps of sweeps and diffs; `report`: markdown / HTML reports;
 - `regression`: a result as a standalone pytest file.
+- `model_explorer`: a result's partition as Google's Model Explorer graph JSON and node data (public as
+  workbench.to_model_explorer).
 - `summary`: a whole model's partition as counts (delegates, CPU islands, int64 tensors crossing a delegate
   boundary), one row per result; `architecture_summary` sweeps a catalogue entry under profiles x policies and
   tabulates it (public as workbench.model_summary, summary_table, architecture_summary).

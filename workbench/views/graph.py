@@ -108,26 +108,35 @@ def partition_graph(result) -> PartitionGraph:
     return graph
 
 
-def _mark_trace(graph: PartitionGraph, result) -> None:
-    """Each node's largest judged error (its tensors across delegate calls), and the first divergence."""
+def worst_trace_rows(result, names) -> dict[str, object]:
+    """Node name -> the TraceRow of its largest judged error (its tensors across delegate calls; a tensor out of
+    tolerance before any within), for the nodes in `names`."""
     worst: dict[str, object] = {}
     for row in result.trace:
-        if row.within_tolerance is None or row.fx_node not in graph.nodes:
+        if row.within_tolerance is None or row.fx_node not in names:
             continue
         kept = worst.get(row.fx_node)
-        if kept is None or (kept.within_tolerance, _size(kept)) > (row.within_tolerance, _size(row)):
+        if kept is None or _badness(row) > _badness(kept):
             worst[row.fx_node] = row
-    for name, row in worst.items():
+    return worst
+
+
+def _mark_trace(graph: PartitionGraph, result) -> None:
+    """Each node's largest judged error, and the first divergence."""
+    for name, row in worst_trace_rows(result, graph.nodes).items():
         graph.nodes[name].error = row.error_text()
     first = result.first_divergence
     if first is not None and first.fx_node in graph.nodes:
         graph.nodes[first.fx_node].diverges = True
 
 
-def _size(row) -> float:
-    """A row's error for ordering rows of one node (larger first): steps, else ULP, else absolute."""
-    value = next((v for v in (row.max_steps, row.max_ulp, row.max_abs_error) if v is not None), 0.0)
-    return -value
+def _badness(row) -> tuple:
+    return (not row.within_tolerance, trace_error_size(row))
+
+
+def trace_error_size(row) -> float:
+    """A row's error in its own unit: steps, else ULP, else absolute (what `TraceRow.error_text` names first)."""
+    return next((v for v in (row.max_steps, row.max_ulp, row.max_abs_error) if v is not None), 0.0)
 
 
 def failing_record(result):

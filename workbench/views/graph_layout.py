@@ -53,12 +53,15 @@ class Group:
     def collapsible(self) -> bool:
         return self.kind != "cpu" or len(self.members) > ISLAND_COLLAPSE_ABOVE
 
+    def name(self) -> str:
+        """`delegate_0 (tag9)` (the tag alone when lowering made no delegate), `CPU island 2`."""
+        if self.kind == "cpu":
+            return f"CPU island {self.key.rsplit('_', 1)[-1]}"
+        return self.key if self.tag in (None, self.key) else f"{self.key} ({self.tag})"
+
     def title(self) -> str:
         size = f"{len(self.members)} node{'s' if len(self.members) != 1 else ''}"
-        if self.kind == "cpu":
-            return f"CPU island {self.key.rsplit('_', 1)[-1]}: {size}"
-        name = self.key if self.tag in (None, self.key) else f"{self.key} ({self.tag})"
-        return f"{name}: {size}" + (" (lowering failed)" if self.kind == "failed" else "")
+        return f"{self.name()}: {size}" + (" (lowering failed)" if self.kind == "failed" else "")
 
     def ops_text(self, per_line: int = 4) -> list[str]:
         if self.kind == "cpu":
