@@ -184,16 +184,23 @@ def _reap(processes: list, what: str) -> list[str]:
     return killed
 
 
+def artifact_folder(request, tmp_path_factory, name: str, what: str, patterns=("*.png",)) -> Path:
+    """$WORKBENCH_ARTIFACTS/<name> (or a pytest temporary folder), emptied of an earlier run's `patterns` files
+    and named on the terminal as holding `what`."""
+    folder = os.environ.get("WORKBENCH_ARTIFACTS")
+    path = Path(folder).resolve() / name if folder else tmp_path_factory.mktemp(name.replace("/", "-"))
+    path.mkdir(parents=True, exist_ok=True)
+    for old in [file for pattern in patterns for file in path.glob(pattern)]:
+        old.unlink()
+    _say(request.config, f"{what}: {path}")
+    return path
+
+
 @pytest.fixture(scope="module")
 def artifacts(request, tmp_path_factory) -> Path:
     _require_browser()
-    folder = os.environ.get("WORKBENCH_ARTIFACTS")
-    path = Path(folder).resolve() / "browser" if folder else tmp_path_factory.mktemp("browser-artifacts")
-    path.mkdir(parents=True, exist_ok=True)
-    for old in [*path.glob("*.png"), *path.glob("*.log"), *path.glob("*.txt")]:  # from an earlier run
-        old.unlink()
-    _say(request.config, f"browser test artifacts (screenshots, JupyterLab log): {path}")
-    yield path
+    yield artifact_folder(request, tmp_path_factory, "browser", "browser test artifacts (screenshots, JupyterLab log)",
+                          ("*.png", "*.log", "*.txt"))
 
 
 def _say(config, message: str) -> None:

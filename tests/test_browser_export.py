@@ -7,12 +7,11 @@ Needs what test_browser.py needs (Chromium, Playwright, Graphviz's `dot`); run w
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import psutil
 import pytest
-from test_browser import CHROMIUM, CHROMIUM_ARGS, UI_SECONDS, _reap, _require_browser, _say
+from test_browser import CHROMIUM, CHROMIUM_ARGS, UI_SECONDS, _reap, _require_browser, artifact_folder
 
 from workbench.views.graph_layout import MATCH_COLOUR, graph_structure
 from workbench.views.html_page import export_html
@@ -27,13 +26,7 @@ MAGENTA = "rgb({}, {}, {})".format(*(int(MATCH_COLOUR[i:i + 2], 16) for i in (1,
 @pytest.fixture(scope="module")
 def shots(request, tmp_path_factory) -> Path:
     _require_browser()
-    folder = os.environ.get("WORKBENCH_ARTIFACTS")
-    path = Path(folder).resolve() / "browser-export" if folder else tmp_path_factory.mktemp("browser-export")
-    path.mkdir(parents=True, exist_ok=True)
-    for old in path.glob("*.png"):  # from an earlier run
-        old.unlink()
-    _say(request.config, f"exported page screenshots: {path}")
-    return path
+    return artifact_folder(request, tmp_path_factory, "browser-export", "exported page screenshots")
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from test_browser import CHROMIUM, CHROMIUM_ARGS, _in_ci, _require_browser, _say
+from test_browser import CHROMIUM, CHROMIUM_ARGS, _in_ci, _require_browser, artifact_folder
 from test_model_explorer import partial_model
 from workbench.ui.model_explorer_view import INSTALL_HINT, ModelExplorerServer
 from workbench.views.model_explorer import to_model_explorer
@@ -43,14 +43,7 @@ def artifacts(request, tmp_path_factory) -> Path:
     _require_browser()
     if importlib.util.find_spec("model_explorer") is None:  # the dev extra installs it
         (pytest.fail if _in_ci() else pytest.skip)(INSTALL_HINT)
-    folder = os.environ.get("WORKBENCH_ARTIFACTS")
-    path = (Path(folder).resolve() / "browser" / "model-explorer" if folder
-            else tmp_path_factory.mktemp("model-explorer-artifacts"))
-    path.mkdir(parents=True, exist_ok=True)
-    for old in path.glob("*.png"):
-        old.unlink()
-    _say(request.config, f"Model Explorer screenshots: {path}")
-    return path
+    return artifact_folder(request, tmp_path_factory, "browser/model-explorer", "Model Explorer screenshots")
 
 
 @pytest.fixture(scope="module")
