@@ -24,10 +24,8 @@ def test_committed_without_outputs(path):
             assert cell.execution_count is None, f"{path.name}: code cell {index} has an execution count"
 
 
-def execute(path, monkeypatch, tmp_path, *, without_tags=(), allow_errors=False):
-    """The notebook run top to bottom on a fresh kernel; returns the executed notebook. `without_tags`: cells with
-    any of these tags are removed first; `allow_errors`: a failing cell does not stop the run (its error output is
-    kept), and the caller inspects the outputs."""
+def execute(path, monkeypatch, tmp_path, *, extra_cells=()):
+    """The notebook, with `extra_cells` appended, run top to bottom on a fresh kernel; returns the executed notebook."""
     from nbclient import NotebookClient
 
     # The kernel inherits this environment: draw figures with the inline backend (no display needed),
@@ -35,24 +33,12 @@ def execute(path, monkeypatch, tmp_path, *, without_tags=(), allow_errors=False)
     monkeypatch.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")
     monkeypatch.setenv("WORKBENCH_CACHE_DIR", str(tmp_path / "cache"))  # sweeps start cold, the user's cache untouched
     notebook = nbformat.read(path, as_version=4)
-    notebook.cells = [cell for cell in notebook.cells if not set(tags(cell)) & set(without_tags)]
-    client = NotebookClient(
-        notebook,
-        kernel_name="python3",
-        timeout=600,
-        allow_errors=allow_errors,
-        resources={"metadata": {"path": str(NOTEBOOK_DIR)}},
-    )
+    notebook.cells += list(extra_cells)
+    client = NotebookClient(notebook, kernel_name="python3", timeout=600,
+                            resources={"metadata": {"path": str(NOTEBOOK_DIR)}})
     client.execute()  # raises CellExecutionError, with the failing cell and its traceback, on any cell error
-    if allow_errors:
-        return notebook
-    errors = [
-        output
-        for cell in notebook.cells
-        if cell.cell_type == "code"
-        for output in cell.outputs
-        if output.output_type == "error"
-    ]
+    errors = [output for cell in notebook.cells if cell.cell_type == "code"
+              for output in cell.outputs if output.output_type == "error"]
     assert not errors
     return notebook
 
@@ -61,56 +47,72 @@ def tags(cell) -> list[str]:
     return cell.metadata.get("tags", [])
 
 
-def errors_of(cell) -> list:
-    return [output for output in cell.get("outputs", []) if output.output_type == "error"]
+def printed_by(cell) -> str:
+    return "".join(output.get("text", "") for output in cell.get("outputs", []) if output.output_type == "stream")
 
 
 def printed(notebook) -> str:
-    return "".join(output.get("text", "") for cell in notebook.cells if cell.cell_type == "code"
-                   for output in cell.outputs if output.output_type == "stream")
+    return "".join(printed_by(cell) for cell in notebook.cells if cell.cell_type == "code")
 
 
 WALKTHROUGH = NOTEBOOK_DIR / "01-reviewer-walkthrough.ipynb"
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("path", [p for p in NOTEBOOKS if p != WALKTHROUGH], ids=lambda p: p.name)
-def test_notebook_runs(path, monkeypatch, tmp_path):
-    """Each notebook top to bottom (the walkthrough runs with a checkout given: below)."""
-    monkeypatch.delenv("WORKBENCH_CHECKOUT", raising=False)
-    monkeypatch.delenv("WORKBENCH_ARM_BACKEND", raising=False)
-    notebook = execute(path, monkeypatch, tmp_path)
-    checks = [cell for cell in notebook.cells if "check" in tags(cell)]
-    for cell in checks:  # with the solutions in place, every exercise's check passes
-        assert "✓ correct" in "".join(output.get("text", "") for output in cell.outputs), cell.source
-
-
 TEACHING = NOTEBOOK_DIR / "03-teaching-tosa-profiles-and-int64.ipynb"
 
 
-def test_teaching_exercises_are_complete():
-    """Every exercise of the teaching notebook has an answer cell, then a folded solution, then a check cell."""
-    cells = nbformat.read(TEACHING, as_version=4).cells
-    roles = [role for cell in cells for role in tags(cell) if role in ("answer", "solution", "check")]
-    assert roles and roles == ["answer", "solution", "check"] * (len(roles) // 3), roles
-    for cell in cells:
-        if "solution" in tags(cell):
-            assert cell.metadata.get("jupyter", {}).get("source_hidden") is True, cell.source
+@pytest.mark.slow
+@pytest.mark.parametrize("path", [p for p in NOTEBOOKS if p not in (WALKTHROUGH, TEACHING)], ids=lambda p: p.name)
+def test_notebook_runs(path, monkeypatch, tmp_path):
+    """Each notebook top to bottom (the walkthrough runs with a checkout given, the teaching notebook with its
+    exercises answered: below)."""
+    monkeypatch.delenv("WORKBENCH_CHECKOUT", raising=False)
+    monkeypatch.delenv("WORKBENCH_ARM_BACKEND", raising=False)
+    execute(path, monkeypatch, tmp_path)
+
+
+WRONG = "nothing like this"
+
+
+def exercises(cells) -> list[tuple[str, str]]:
+    """(the solution's code, the check cell's last line) per exercise of the teaching notebook, checking on the way
+    that each has an answer cell, a folded solution in text (a python block assigning the answer), then a check."""
+    roles = [(role, cell) for cell in cells for role in tags(cell) if role in ("answer", "solution", "check")]
+    assert roles and [role for role, _ in roles] == ["answer", "solution", "check"] * (len(roles) // 3), roles
+    found = []
+    for (_, answer), (_, solution), (_, check) in zip(*[iter(roles)] * 3):
+        assert solution.cell_type == "markdown", solution.source  # a solution that ran would overwrite the answer
+        assert solution.metadata.get("jupyter", {}).get("source_hidden") is True, solution.source
+        code = solution.source.split("```python\n")[1].split("```")[0]
+        name = code.split("=")[0].strip()
+        assert f"{name} = " in answer.source and check.source.strip().endswith(f"({name})"), (name, check.source)
+        found.append((code, check.source.strip().splitlines()[-1]))
+    return found
 
 
 @pytest.mark.slow
-def test_teaching_checks_fail_without_solutions(monkeypatch, tmp_path):
-    """Run with the solution cells removed: each exercise's check raises AssertionError, nothing else fails."""
+def test_teaching_exercises_test_the_learner(monkeypatch, tmp_path):
+    """The teaching notebook top to bottom with its answer cells as committed: every check says "not answered yet".
+    Then, in the same kernel, each check with every value of the solution's answer made wrong says what is wrong
+    for each, and with the solution's answer says ✓ correct."""
     monkeypatch.delenv("WORKBENCH_ARM_BACKEND", raising=False)
-    notebook = execute(TEACHING, monkeypatch, tmp_path, without_tags=("solution",), allow_errors=True)
-    checks = [cell for cell in notebook.cells if "check" in tags(cell)]
-    assert len(checks) >= 3
-    for cell in checks:
-        assert [error.ename for error in errors_of(cell)] == ["AssertionError"], cell.source
-        assert "not answered yet" in errors_of(cell)[0].evalue
-    others = [(cell.source, errors_of(cell)) for cell in notebook.cells
-              if cell.cell_type == "code" and "check" not in tags(cell) and errors_of(cell)]
-    assert not others
+    found = exercises(nbformat.read(TEACHING, as_version=4).cells)
+    assert len(found) >= 4
+    extra = []
+    for code, check in found:
+        name = code.split("=")[0].strip()
+        wrong = f"{code}\n{name} = {{key: {WRONG!r} for key in {name}}}\nprint('keys:', len({name}))\n{check}"
+        extra += [nbformat.v4.new_code_cell(wrong, metadata={"tags": ["test-wrong"]}),
+                  nbformat.v4.new_code_cell(f"{code}\n{check}", metadata={"tags": ["test-right"]})]
+    executed = execute(TEACHING, monkeypatch, tmp_path, extra_cells=extra)
+    text = {role: [printed_by(cell) for cell in executed.cells if role in tags(cell)]
+            for role in ("check", "test-wrong", "test-right")}
+    for out in text["check"]:
+        assert "not answered yet" in out and "✓" not in out and "✗" not in out, out
+    for out in text["test-wrong"]:
+        keys = int(out.split("keys: ")[1].split()[0])
+        assert "✗" in out and "✓" not in out and out.count(f"you said {WRONG!r}") == keys, out
+    for out in text["test-right"]:
+        assert "✓ correct" in out and "✗" not in out, out
+    assert len(text["test-wrong"]) == len(text["test-right"]) == len(text["check"]) == len(found)
 
 
 @pytest.mark.slow
