@@ -34,13 +34,12 @@ def _location(cls: type) -> str:
 def rejecting_check(target: str, reason: str) -> str | None:
     """`executorch/<path>.py::Class` of the check that gave `reason` for a node of the edge operator `target`
     ('aten.where.self'), or None (see the module docstring)."""
-    classes = _support_classes()
-    literal = [cls for cls in classes if reason and reason in inspect.getsource(cls)]
-    if literal:
-        return _location(literal[0])
-    try:
+    try:  # first, as it loads the stack with the Arm backend in use, whose classes are then read
         operator = internals.edge_operator(target)
     except (AttributeError, RuntimeError):
-        return None
-    registered = [cls for cls in classes if operator in (getattr(cls, "targets", None) or ())]
-    return _location(registered[0]) if registered else None
+        operator = None
+    classes = _support_classes()
+    literal = [cls for cls in classes if reason and reason in inspect.getsource(cls)]
+    registered = [cls for cls in classes if operator is not None and operator in (getattr(cls, "targets", None) or ())]
+    found = literal or registered
+    return _location(found[0]) if found else None
