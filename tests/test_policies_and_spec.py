@@ -43,7 +43,22 @@ def test_the_candidate_table_follows_from_the_rows():
     allowed = spec.int64_tosa_ops()
     for row in table.itertuples():
         used = row.tosa_ops.split()
+        assert row.without_int64_row.split() == [op for op in used if op not in allowed], row
         assert row.candidate == (bool(used) and all(op in allowed for op in used))
+        assert row.candidate == (row.status == spec.CANDIDATE), row
+
+
+def test_candidate_status_tells_no_64_bit_row_from_no_evidence():
+    """Not a candidate for two different reasons: a TOSA operator the specification has no 64-bit row for
+    (cumsum's DEPTHWISE_CONV2D), or no TOSA lowering observed at all (gather falls back with int32 data)."""
+    table = spec.candidates().set_index("op")
+    assert set(table.status) == set(spec.CANDIDATE_STATUSES)
+    assert table.loc["cumsum", "status"] == spec.NO_INT64_ROW
+    assert table.loc["gather", "status"] == spec.NO_EVIDENCE
+    without_row = table[table.status == spec.NO_INT64_ROW]
+    no_evidence = table[table.status == spec.NO_EVIDENCE]
+    assert (without_row.without_int64_row != "").all() and (without_row.tosa_ops != "").all()
+    assert (no_evidence.tosa_ops == "").all() and (no_evidence.evidence == "not lowered").all()
     ops = policies.get("ext-int64-allowlist").ops
     assert "aten.sum.dim_IntList" in ops and "aten.cumsum.default" not in ops
 
@@ -52,7 +67,7 @@ def test_the_candidate_table_follows_from_the_rows():
 def test_the_committed_candidates_are_what_derivation_gives(tmp_path):
     derived = workbench.derive_candidates(cache=str(tmp_path))
     committed = spec.candidates()
-    columns = ["op", "edge_ops", "observed_profile", "outcome", "tosa_ops", "without_int64_row", "candidate"]
+    columns = ["op", "edge_ops", "observed_profile", "outcome", "tosa_ops", "without_int64_row", "candidate", "status"]
     assert derived[columns].astype(str).equals(committed[columns].astype(str))
 
 
@@ -144,6 +159,7 @@ def test_suggest_allowlist_keeps_what_delegates_and_matches():
     assert "numeric mismatch" in shown.loc["mul", "reason"]
     assert shown.loc["sum_dim", "reason"] == "lowering error (int64 under TOSA-1.1+INT+int64): Unsupported type: torch.int64"
     assert "no 64-bit row for DEPTHWISE_CONV2D" in shown.loc["cumsum", "reason"]
+    assert shown.loc["gather", "reason"].startswith("no evidence it lowers: no TOSA lowering observed")
     assert "no int64 case" in shown.loc["maximum", "reason"]
     assert "no values beyond the int32 range" in shown.loc["zeros_like", "reason"]
     assert "TOSA gives int32" in shown.loc["ones_like", "reason"]

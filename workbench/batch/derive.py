@@ -2,7 +2,9 @@
 executorch, and whether every one of them has a 64-bit row in the TOSA 1.1 specification.
 
 The lowering is observed with int32 data, which lowers on the pinned stack (read from the TOSA flatbuffer, or, when
-that lowering fails, the TOSA operator the error names). Those operators' edge ops are the candidates;
+that lowering fails, the TOSA operator the error names). An operator is a candidate when every one of those
+TOSA operators has a 64-bit row; `status` tells the two other cases apart: a TOSA operator without such a row,
+or no TOSA lowering observed at all (no evidence either way). The candidates' edge ops are the list;
 `policies.specification.write_candidates(table)` stores the table that the `ext-int64-allowlist` policy reads.
 """
 
@@ -11,7 +13,7 @@ from __future__ import annotations
 import re
 
 from .. import catalogue
-from ..policies.specification import CANDIDATE_COLUMNS, int64_tosa_ops
+from ..policies.specification import CANDIDATE, CANDIDATE_COLUMNS, candidate_status, int64_tosa_ops
 from .matrix import Matrix
 from .sweeps import sweep_results
 
@@ -54,6 +56,7 @@ def derive_candidates(*, workers: int | None = None, cache=True, table=None):
             (r for r in observations if _observed_ops(r)[1]), observations[0])
         evidence, used = _observed_ops(chosen)
         missing = [op for op in used if op not in allowed]
+        status = candidate_status(used, missing)
         derived.append({
             "op": entry.name,
             "edge_ops": " ".join(entry.edge_ops),
@@ -62,6 +65,7 @@ def derive_candidates(*, workers: int | None = None, cache=True, table=None):
             "evidence": evidence,
             "tosa_ops": " ".join(used),
             "without_int64_row": " ".join(missing),
-            "candidate": bool(used) and not missing,
+            "candidate": status == CANDIDATE,
+            "status": status,
         })
     return pd.DataFrame(derived, columns=CANDIDATE_COLUMNS)

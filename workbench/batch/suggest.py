@@ -67,11 +67,11 @@ def suggest_allowlist(results, candidates=None) -> Suggestion:
     suggestions = []
     for entry in crosscheck.itertuples():
         rows = int64_rows[int64_rows.op == entry.op]
-        if not entry.candidate:
-            missing = entry.without_int64_row
-            reason = (f"the specification has no 64-bit row for {missing}" if missing
-                      else f"no TOSA lowering observed with int32 data ({entry.outcome} under {entry.observed_profile})")
-            suggested = False
+        if entry.status == specification.NO_INT64_ROW:
+            suggested, reason = False, f"the specification has no 64-bit row for {entry.without_int64_row}"
+        elif entry.status == specification.NO_EVIDENCE:
+            suggested, reason = False, ("no evidence it lowers: no TOSA lowering observed with int32 data "
+                                        f"({entry.outcome} under {entry.observed_profile})")
         elif rows.empty:
             suggested, reason = False, "no int64 case of it in these results"
         elif (why := _why_not(rows)) is not None:

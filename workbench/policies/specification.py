@@ -5,7 +5,8 @@
   the same table from a `tosa.xml` you supply.
 - `int64_tosa_ops()`: the TOSA operators with a row under EXT-INT64.
 - `candidates()`: the candidate table (data/ext-int64-candidates.csv), which the `ext-int64-allowlist` policy
-  reads; `write_candidates()` stores one. The table itself is derived by running the catalogue
+  reads; `write_candidates()` stores one. Its `status` says why an operator is or is not a candidate
+  (CANDIDATE_STATUSES). The table itself is derived by running the catalogue
   (`workbench.derive_candidates()`, batch/derive.py).
 """
 
@@ -20,7 +21,20 @@ ROWS_FILE = DATA / "tosa-1.1-int64-rows.csv"
 CANDIDATES_FILE = DATA / "ext-int64-candidates.csv"
 ROW_COLUMNS = ("tosa_op", "mode", "types", "profiles", "version_added")
 CANDIDATE_COLUMNS = ("op", "edge_ops", "observed_profile", "outcome", "evidence", "tosa_ops", "without_int64_row",
-                     "candidate")
+                     "candidate", "status")
+# A candidate row's status: every TOSA operator its lowering uses has a 64-bit row; one of them has none (named in
+# without_int64_row); or no TOSA lowering was observed, so there is nothing to hold against the specification.
+CANDIDATE = "candidate"
+NO_INT64_ROW = "no_int64_row"
+NO_EVIDENCE = "no_evidence"
+CANDIDATE_STATUSES = (CANDIDATE, NO_INT64_ROW, NO_EVIDENCE)
+
+
+def candidate_status(tosa_ops: list[str], without_int64_row: list[str]) -> str:
+    """CANDIDATE, NO_INT64_ROW or NO_EVIDENCE for an operator whose lowering used `tosa_ops`."""
+    if not tosa_ops:
+        return NO_EVIDENCE
+    return NO_INT64_ROW if without_int64_row else CANDIDATE
 
 
 def rows(path: str | Path | None = None):

@@ -6,6 +6,7 @@
   large graphs (collapsed delegates, CPU islands, boundary dtypes, search), with the matplotlib fallback;
 - `plots`: heatmaps of sweeps and diffs; `report`: markdown / HTML reports;
 - `regression`: a result as a standalone pytest file.
+- `check_source`: the executorch check a partition reason comes from, as `executorch/<path>.py::Class`.
 - `model_explorer`: a result's partition as Google's Model Explorer graph JSON and node data (public as
   workbench.to_model_explorer).
 - `summary`: a whole model's partition as counts (delegates, CPU islands, int64 tensors crossing a delegate
