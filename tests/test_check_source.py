@@ -40,3 +40,17 @@ def test_the_check_behind_a_committed_reason_is_found_and_exists(op, target, pro
 def test_an_unknown_reason_or_operator_gives_none():
     assert rejecting_check("aten.add.Tensor", "no executorch check says this") is None
     assert rejecting_check("aten.no_such_operator.default", "no executorch check says this") is None
+
+
+@pytest.mark.slow
+def test_reading_the_checks_is_quiet():
+    """Importing executorch's operator-support modules imports torchao, whose load notices and torch's pytree
+    warnings are the stack's chatter: none of it reaches the user's stderr."""
+    import subprocess
+    import sys
+
+    code = ("from workbench.views.check_source import rejecting_check; "
+            "print(rejecting_check('aten.add.Tensor', 'Node was not marked as quantized in the Arm backend.'))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.stdout.strip().endswith("::CheckArmQuantized"), done.stderr
+    assert done.stderr == ""
