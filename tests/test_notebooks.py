@@ -121,7 +121,7 @@ def test_reviewer_walkthrough_runs_and_on_a_branch_diffs_it_against_the_installe
     checkout = checkouts.int64_check_always_branch(tmp_path / "executorch")
     monkeypatch.setenv("WORKBENCH_CHECKOUT", str(checkout))
     monkeypatch.delenv("WORKBENCH_ARM_BACKEND", raising=False)
-    monkeypatch.setenv("WORKBENCH_CLAIM_OPS", "add cumsum")  # the claim cell on two operators, not the catalogue
+    monkeypatch.setenv("WORKBENCH_CLAIM_OPS", "cumsum")  # the comparison on one operator, not the catalogue
     notebook = execute(WALKTHROUGH, monkeypatch, tmp_path)
     first = next(cell for cell in notebook.cells if cell.cell_type == "code" and cell.outputs)
     verdict = "".join(output.get("text", "") for output in first.outputs if output.output_type == "stream")
