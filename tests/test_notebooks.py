@@ -119,13 +119,22 @@ def test_teaching_exercises_test_the_learner(monkeypatch, tmp_path):
 def test_reviewer_walkthrough_runs_and_on_a_branch_diffs_it_against_the_installed_executorch(monkeypatch, tmp_path,
                                                                                                checkouts):
     """The walkthrough top to bottom, with a checkout given (its last section is skipped without one, and says so:
-    one `if`), diffing the branch against the installed executorch."""
+    one `if`), diffing the branch against the installed executorch. Its first output is the verdict."""
     checkout = checkouts.int64_check_always_branch(tmp_path / "executorch")
     monkeypatch.setenv("WORKBENCH_CHECKOUT", str(checkout))
     monkeypatch.delenv("WORKBENCH_ARM_BACKEND", raising=False)
-    monkeypatch.setenv("WORKBENCH_CLAIM_OPS", "add cumsum")  # the claim cell on two operators, not the catalogue
-    text = printed(execute(WALKTHROUGH, monkeypatch, tmp_path))
+    monkeypatch.setenv("WORKBENCH_CLAIM_OPS", "cumsum")  # the comparison on one operator, not the catalogue
+    notebook = execute(WALKTHROUGH, monkeypatch, tmp_path)
+    first = next(cell for cell in notebook.cells if cell.cell_type == "code" and cell.outputs)
+    verdict = "".join(output.get("text", "") for output in first.outputs if output.output_type == "stream")
+    assert verdict.startswith("VERDICT on executorch"), verdict
+    for finding in ("fixes (lowering_error -> fallback)", "leaves (accepted, then lowering fails)", "exception:",
+                    "the policies add no check: True", "give what stock gives under each: True"):
+        assert finding in verdict, finding
+    text = printed(notebook)
     assert "compared arm_backend: installed executorch" in text
     assert checkouts.git(checkout, "rev-parse", "HEAD")[:12] in text
     assert "lowering_error -> fallback" in text and "cumsum" in text
-    assert "import check, after:  ok" in text and "identical under TOSA-1.0+INT: True" in text  # the claim holds
+    assert "import check, after:  ok" in text
+    for profile in ("TOSA-1.0+INT", "TOSA-1.1+INT", "TOSA-1.0+FP", "TOSA-1.1+FP"):  # the claim holds under each
+        assert f"identical under {profile}: True" in text
