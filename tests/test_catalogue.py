@@ -90,3 +90,9 @@ def test_unknown_dtype_lists_valid_dtypes():
 def test_entries_filter_by_dtype():
     assert all("qint8" in e.dtypes for e in catalogue.entries("qint8"))
     assert catalogue.get("sigmoid") not in catalogue.entries("int32")
+
+
+def test_an_edge_operator_given_for_an_entry_names_the_entries_that_use_it():
+    with pytest.raises(UnknownOperatorError, match=r"^'aten.add.Tensor' is an edge operator, not a catalogue entry; "
+                                                   r"the entries that use it: add, "):
+        catalogue.get("aten.add.Tensor")

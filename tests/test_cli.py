@@ -113,3 +113,10 @@ def test_a_scheduler_that_is_no_address_is_refused_before_work():
     assert done.returncode == 2 and "Traceback" not in done.stderr
     (line,) = done.stderr.splitlines()
     assert "'dask' is no Dask scheduler address; give host:port" in line
+
+
+def test_an_output_file_of_an_unknown_format_is_refused_before_the_sweep(tmp_path):
+    done = workbench("sweep", "--preset", "int64-review", "--out", str(tmp_path / "results.txt"))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    (line,) = done.stderr.splitlines()  # no progress bar: nothing ran
+    assert "unknown results format '.txt'; use .csv, .parquet" in line

@@ -157,7 +157,8 @@ def test_suggest_allowlist_keeps_what_delegates_and_matches():
     shown = suggestion.table.set_index("op")
     assert suggestion.ops == {"aten.add.Tensor", "aten.sub.Tensor"}
     assert "numeric mismatch" in shown.loc["mul", "reason"]
-    assert shown.loc["sum_dim", "reason"] == "lowering error (int64 under TOSA-1.1+INT+int64): Unsupported type: torch.int64"
+    assert shown.loc["sum_dim", "reason"] == ("lowering error (int64 under TOSA-1.1+INT+int64): "
+                                              "Unsupported type: torch.int64")
     assert "no 64-bit row for DEPTHWISE_CONV2D" in shown.loc["cumsum", "reason"]
     assert shown.loc["gather", "reason"].startswith("no evidence it lowers: no TOSA lowering observed")
     assert "no int64 case" in shown.loc["maximum", "reason"]

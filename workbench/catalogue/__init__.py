@@ -45,6 +45,12 @@ def get(name: str) -> OpEntry:
     try:
         return CATALOGUE[name]
     except (KeyError, TypeError):
+        # the entries of that operator alone first
+        using = sorted((e.name for e in CATALOGUE.values() if name in e.edge_ops),
+                       key=lambda entry: len(CATALOGUE[entry].edge_ops))
+        if using:  # an edge operator's name where a catalogue entry's is wanted
+            raise UnknownOperatorError(f"{name!r} is an edge operator, not a catalogue entry; the entries that use it: "
+                                       f"{', '.join(using[:8])}. `workbench ops` lists all") from None
         raise UnknownOperatorError(unknown_name("operator", name, CATALOGUE, listed="`workbench ops` lists all")) \
             from None
 

@@ -5,8 +5,9 @@ accessors below. The exceptions are the other modules of this layer that reprodu
 code: the speed levers that patch a torch or executorch function during a call (decomposition_cache.py with
 registry_fingerprint.py, pass_construction.py, rng_placeholders.py, graph_recompile.py; levers.py), the capture
 of executorch's Arm test suite (arm_test_capture.py), and the Arm backend's debug record, asked for by wrapping
-TOSABackend._preprocess while a case lowers (tosa_debug.py, probed by its hook below). What they reproduce or rely on is pinned by the hash of its
-source (pinned_sources.py), checked where they act, and each switches itself off, or warns, when it changes.
+TOSABackend._preprocess while a case lowers (tosa_debug.py, probed by its hook below). What they reproduce or rely
+on is pinned by the hash of its source (pinned_sources.py), checked where they act, and each switches itself off,
+or warns, when it changes.
 Each `Hook` names what it reads, what the workbench uses it for, and what is lost without it:
 
 - a *degrading* hook has a fallback: when its name is missing or has changed shape, a warning naming it, the

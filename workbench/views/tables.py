@@ -17,8 +17,9 @@ def reasons_frame(result):
     tosa = node_tosa_text(result)
     return pd.DataFrame(
         [
-            {"node": n.name, "target": n.target, "dtypes": n.dtype_summary(), "placed": "TOSA" if n.delegated else "CPU",
-             "reason": readable_reason(n.reason or ""), "TOSA": tosa.get(n.name, "")}
+            {"node": n.name, "target": n.target, "dtypes": n.dtype_summary(),
+             "placed": "TOSA" if n.delegated else "CPU", "reason": readable_reason(n.reason or ""),
+             "TOSA": tosa.get(n.name, "")}
             for n in result.nodes
         ],
         columns=["node", "target", "dtypes", "placed", "reason", "TOSA"],
