@@ -45,7 +45,7 @@ def test_dropping_add_from_the_int_list_changes_exactly_add_under_int(checkouts,
         result.identical(profile="TOSA-1.1+INT+int64")
     text = str(result)
     assert "before: installed executorch" in text and f"after:  {result.after.label}" in text
-    assert "delegated -> fallback: 1 (add)" in text and "add int32 TOSA-1.0+INT: delegated/match" in text
+    assert "delegated -> fallback: 1 (add [int32] TOSA-1.0+INT)" in text and "add int32 TOSA-1.0+INT: delegated/match" in text
 
     # The command line: the same comparison (from the cache unless the workbench's own code changed meanwhile),
     # both tables kept.
@@ -55,7 +55,7 @@ def test_dropping_add_from_the_int_list_changes_exactly_add_under_int(checkouts,
                          "--out-dir", str(out))
     assert done.returncode == 0, done.stderr
     assert "import check, before: ok" in done.stdout and "import check, after:  ok" in done.stdout
-    assert result.after.label in done.stdout and "delegated -> fallback: 1 (add)" in done.stdout
+    assert result.after.label in done.stdout and "delegated -> fallback: 1 (add [int32] TOSA-1.0+INT)" in done.stdout
     for side, table in (("before", result.before_table), ("after", result.after_table)):
         written = workbench.load_results(out / f"{side}.csv")
         pd.testing.assert_frame_equal(written.drop(columns=["cached", "seconds"]),
