@@ -1,4 +1,5 @@
-"""Vela's report files read into a VelaReport, checked against what the same Vela run printed.
+"""Vela's report files read into a VelaReport, checked against what the same Vela run printed; and a graph that
+executorch delegates to Ethos-U55 but Vela refuses.
 
 A quantized conv/relu/avgpool model goes through executorch's Ethos-U flow (EthosUCompileSpec with
 --verbose-performance, EthosUQuantizer, EthosUPartitioner) with the real Vela; the reader's figures are compared
@@ -22,29 +23,42 @@ from workbench.stack.vela_reports import read_reports
 TARGETS = ("ethos-u55-128", "ethos-u85-256")
 
 
-def _compile_with_vela(target: str, folder) -> str:
-    """Lower the model for `target` with Vela's report files dumped under `folder`; Vela's stdout."""
+def _lower_for_ethos_u(model, inputs, target: str, folder, quantize: bool = True):
+    """executorch's Ethos-U flow for `target` with Vela's files dumped under `folder` (a path without spaces:
+    arm_vela.py splits Vela's arguments on them); the lowered program and what Vela printed."""
     import torch
     from executorch.backends.arm.ethosu import EthosUCompileSpec, EthosUPartitioner
     from executorch.backends.arm.quantizer import EthosUQuantizer, get_symmetric_quantization_config
     from executorch.exir import to_edge_transform_and_lower
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
-    model = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), torch.nn.ReLU(), torch.nn.AvgPool2d(2)).eval()
-    inputs = (torch.randn(1, 3, 16, 16),)
     spec = EthosUCompileSpec(target, extra_flags=["--verbose-performance"]).dump_intermediate_artifacts_to(
         str(folder))
-    quantizer = EthosUQuantizer(spec)
-    quantizer.set_global(get_symmetric_quantization_config())
-    prepared = prepare_pt2e(torch.export.export(model, inputs).module(check_guards=False), quantizer)
-    prepared(*inputs)
-    program = torch.export.export(convert_pt2e(prepared), inputs)
+    if quantize:
+        quantizer = EthosUQuantizer(spec)
+        quantizer.set_global(get_symmetric_quantization_config())
+        model = prepare_pt2e(torch.export.export(model, inputs).module(check_guards=False), quantizer)
+        model(*inputs)
+        model = convert_pt2e(model)
+    program = torch.export.export(model, inputs)
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
         lowered = to_edge_transform_and_lower(program, partitioner=[EthosUPartitioner(spec)])
-    delegates = [n for n in lowered.exported_program().graph.nodes if "lowered_module" in n.name]
-    assert len(delegates) == 1, "the model should lower to one delegate, so one Vela run"
-    return printed.getvalue()
+    return lowered, printed.getvalue()
+
+
+def _delegates(lowered) -> list:
+    return [n for n in lowered.exported_program().graph.nodes if n.name.startswith("lowered_module")]
+
+
+def _compile_with_vela(target: str, folder) -> str:
+    """Lower the conv/relu/avgpool model for `target`; what Vela printed."""
+    import torch
+
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), torch.nn.ReLU(), torch.nn.AvgPool2d(2)).eval()
+    lowered, printed = _lower_for_ethos_u(model, (torch.randn(1, 3, 16, 16),), target, folder)
+    assert len(_delegates(lowered)) == 1, "the model should lower to one delegate, so one Vela run"
+    return printed
 
 
 @pytest.fixture(scope="module", params=TARGETS)
@@ -110,3 +124,35 @@ def test_a_missing_file_or_column_is_named(compiled, tmp_path):
     summary.unlink()
     with pytest.raises(StackError, match=r"expected one Vela summary file \*_summary_\*\.csv .* found none"):
         read_reports(output)
+
+
+def _permute(dims):
+    """A module that permutes its input (built in the test: collecting the suite imports no torch)."""
+    import torch
+
+    class Permute(torch.nn.Module):
+        def forward(self, x):
+            return x.permute(*dims)
+
+    return Permute()
+
+
+@pytest.mark.slow
+def test_vela_refuses_an_int32_transpose_that_executorch_delegates_to_u55(tmp_path):
+    """Vela's Ethos-U55 TOSA TRANSPOSE constraints allow an int32 NWHC transpose (H and W swapped) only with
+    C <= 2^14 (ethosu/vela/vela.py::generate_supported_ops); executorch's EthosU55DtypeSupport checks only the
+    dtype of a permute_copy. So the permute is partitioned and lowered to TOSA, and Vela refuses its TRANSPOSE;
+    with one channel fewer it compiles."""
+    import torch
+
+    one_too_many = (torch.randint(-9, 9, (2, 3, 2**14 + 1), dtype=torch.int32),)
+    with pytest.raises(RuntimeError, match=r"^Non-passthrough operation \(Transpose\) could not run on NPU$"):
+        _lower_for_ethos_u(_permute((1, 0, 2)), one_too_many, "ethos-u55-128", tmp_path / "refused",
+                           quantize=False)
+    assert (tmp_path / "refused" / "out.tosa").stat().st_size > 0, "the TOSA lowering finished before Vela ran"
+    assert not (tmp_path / "refused" / "output" / "out_vela.npz").exists()
+    at_the_limit = (torch.randint(-9, 9, (2, 3, 2**14), dtype=torch.int32),)
+    lowered, _ = _lower_for_ethos_u(_permute((1, 0, 2)), at_the_limit, "ethos-u55-128", tmp_path / "ok",
+                                    quantize=False)
+    assert len(_delegates(lowered)) == 1
+    assert read_reports(tmp_path / "ok" / "output").npu_operators >= 1
