@@ -97,3 +97,38 @@ class VelaReport:
         values["cpu_placed"] = tuple(values["cpu_placed"])
         values["layers"] = tuple(VelaLayer.from_dict(layer) for layer in values["layers"])
         return cls(**values)
+
+
+def summary_line(report: VelaReport) -> str:
+    """One line of what Vela made of a delegate, in Vela's own units."""
+    flash = report.off_chip_flash_used_bytes + report.on_chip_flash_used_bytes
+    return (f"{report.accelerator_configuration} ({report.system_configuration}, {report.memory_mode}): "
+            f"{report.npu_operators} NPU / {report.cpu_operators} CPU operators, {report.total_cycles} cycles = "
+            f"{report.inference_ms:.4g} ms at {report.clock_hz / 1e6:g} MHz, SRAM {report.sram_used_bytes / 1024:.1f} "
+            f"KiB, flash {flash / 1024:.1f} KiB, {report.macs} MACs")
+
+
+def layer_nodes(delegate) -> list[tuple[VelaLayer, str | None]]:
+    """Each per-layer row of a delegate's Vela report with the FX node it comes from: the row's name is the output
+    tensor of a TOSA operator of the delegate's graph, whose node the Arm backend's debug record names (the
+    delegate's `tosa_ops`, stages/tosa_provenance.py). None for a row of Vela's own making ('#49') or an
+    operator whose node is unknown."""
+    node_of = {tensor["name"]: op.get("fx_node") for op in delegate.tosa_ops for tensor in op.get("outputs", ())}
+    return [(layer, node_of.get(layer.name)) for layer in delegate.vela.layers] if delegate.vela else []
+
+
+def cpu_placed_nodes(delegates) -> dict[str, list[str]]:
+    """FX node -> the TOSA operators of it that Vela placed on the CPU inside a delegate (an operator of no known
+    node is listed under its delegate's name)."""
+    placed: dict[str, list[str]] = {}
+    for delegate in delegates:
+        for layer, node in layer_nodes(delegate):
+            if layer.placement == CPU:
+                placed.setdefault(node or delegate.name, []).append(layer.original_operator)
+    return placed
+
+
+def total(delegates, field_name: str):
+    """The sum of one VelaReport field over the delegates Vela compiled; None when none were."""
+    reports = [d.vela for d in delegates if getattr(d, "vela", None) is not None]
+    return sum(getattr(r, field_name) for r in reports) if reports else None
