@@ -47,7 +47,9 @@ def run_stages(stages, state, observe) -> ErrorInfo | None:
                 state.skipped.append(error_info(where, exc))
                 continue
             _classify(state, stage, where)
-            return error_info(where, exc)
+            info = error_info(where, exc)
+            # a stage may know more of where it failed than the traceback says (Vela names an operator)
+            return stage.refine_error(state, info) if hasattr(stage, "refine_error") else info
         finally:
             # a stage that runs another inside it (lowering runs Vela) names it in NESTED, timed apart
             nested = sum(state.timings.get(name, 0.0) for name in getattr(stage, "NESTED", ()))

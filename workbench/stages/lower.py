@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
+import re
 
 from ..core.errors import StackError
 from ..core.outcomes import Outcome, Stage
-from ..core.records import DelegateRecord
+from ..core.records import DelegateRecord, ErrorInfo, FailingNode
 from ..stack import internals, loader, tosa_debug, vela_capture
 from . import tosa_provenance
 from .partition import lowered_layout, make_partitioner
@@ -36,13 +38,17 @@ def run(state: Lowering) -> None:
     recording = contextlib.nullcontext([]) if internals.degraded("tosa_provenance") else tosa_debug.recording()
     compiling = vela_capture.recording() if state.profile.target is not None else contextlib.nullcontext([])
     with recording as debug_records, compiling as state.vela_runs:
-        edge = arm.to_edge_transform_and_lower(
-            exported,
-            transform_passes=instances(state.transform_passes) or None,
-            partitioner=[state.partitioner],
-            # As executorch's own Arm test pipeline: the Arm backend checks what it needs itself.
-            compile_config=internals.edge_compile_config(loader.exir(), check_ir_validity=False),
-        )
+        try:
+            edge = arm.to_edge_transform_and_lower(
+                exported,
+                transform_passes=instances(state.transform_passes) or None,
+                partitioner=[state.partitioner],
+                # As executorch's own Arm test pipeline: the Arm backend checks what it needs itself.
+                compile_config=internals.edge_compile_config(loader.exir(), check_ir_validity=False),
+            )
+        except Exception:
+            _name_refused_nodes(state, debug_records)
+            raise
     state.program = edge.exported_program()
     state.lowered, state.cpu_compute = lowered_layout(state.program.graph_module)
     vela_runs = list(state.vela_runs)
@@ -101,3 +107,48 @@ def _vela_run_of(lowered_module, runs: list):
     """The Vela compile whose output became this delegate (None for a TOSA delegate)."""
     processed = bytes(lowered_module.processed_bytes)
     return next((run for run in runs if run.processed_bytes == processed), None)
+
+
+def _name_refused_nodes(state: Lowering, debug_records: list) -> None:
+    """After Vela refused a delegate's graph: a note naming the nodes whose TOSA operator Vela named in its reason
+    ("Non-passthrough operation (Transpose) could not run on NPU"), as the debug record of that graph says."""
+    run = next((run for run in state.vela_runs if run.refusal), None)
+    named = re.search(r"\(([A-Za-z0-9_]+)\)", run.refusal) if run is not None else None
+    if named is None:
+        return
+    try:
+        ops = [op.to_dict() for op in read_operators(run.tosa_flatbuffer)]
+        record = next((r for r in debug_records if r.flatbuffer == run.tosa_flatbuffer), None)
+        if record is not None:
+            ops = tosa_provenance.attribute(ops, record)[0]
+    except Exception as exc:  # naming the node is a help; the refusal is the case's result either way
+        state.notes.append(f"Vela's refusal could not be matched to a node: {exc}")
+        return
+    matching = [op for op in ops if _operator_key(op["op"]) == _operator_key(named.group(1))]
+    nodes = sorted({op["fx_node"] for op in matching if op.get("fx_node")})
+    state.vela_refused_nodes = nodes
+    if nodes:
+        state.notes.append(f"Vela refused {named.group(1)}: the TOSA {matching[0]['op']} of "
+                           f"{', '.join(nodes)} (of {len(matching)} {matching[0]['op']} in the graph)")
+
+
+def refine_error(state: Lowering, info: ErrorInfo) -> ErrorInfo:
+    """A Vela refusal raised in Vela, outside any pass: it fails in "Vela", at the node whose operator it named
+    when that is one node (else `failing_unknown_reason` says which or why none)."""
+    if info.stage != str(Stage.VELA):
+        return info
+    records = {record.name: record for record in (getattr(state.partitioner, "records", None) or ())}
+    nodes = state.vela_refused_nodes
+    if len(nodes) == 1 and nodes[0] in records:
+        record = records[nodes[0]]
+        node = FailingNode(name=record.name, target=record.target, op="call_function",
+                           input_dtypes=record.input_dtypes, output_dtypes=record.output_dtypes)
+        return dataclasses.replace(info, failing_pass="Vela", failing_node=node, failing_unknown_reason="")
+    why = (f"Vela's operator is one of {len(nodes)} nodes' ({', '.join(nodes)})" if nodes else
+           "Vela named no operator of the graph that the Arm backend's debug record places")
+    return dataclasses.replace(info, failing_pass="Vela", failing_node=None, failing_unknown_reason=why)
+
+
+def _operator_key(name: str) -> str:
+    """Vela's operator names (Transpose, AvgPool, Conv2D) and TOSA's (TRANSPOSE, AVG_POOL2D, CONV2D) alike."""
+    return name.upper().replace("_", "").removesuffix("2D")

@@ -58,6 +58,7 @@ class Lowering:
     cpu_compute: list = field(default_factory=list)  # targets of compute nodes left on CPU
     delegates: list = field(default_factory=list)  # DelegateRecords
     vela_runs: list = field(default_factory=list)  # stack.vela_capture.VelaRun of each Vela compile (Ethos-U)
+    vela_refused_nodes: list = field(default_factory=list)  # the nodes whose TOSA operator Vela refused
     node_tosa_ops: dict = field(default_factory=dict)  # edge node name -> the TOSA operators it became
     actual: list | None = None  # the lowered program's outputs, flat
     delegate_runs: list = field(default_factory=list)  # reference.DelegateRun of each delegate call, in order
