@@ -2,7 +2,7 @@
 
 A citation is `<package>/<path>.py` (the file must exist in the installed package) or `<package>/<path>.py::Name`
 (the file must also still contain `Name`; a dotted `Class.method` needs each part). The packages are those of the
-pinned stack: executorch, torch, torchao and tosa-tools' modules.
+pinned stack: executorch, torch, torchao, tosa-tools' modules and Vela's (ethosu).
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-PACKAGES = ("executorch", "torch", "torchao", "tosa_tools", "tosa_serializer", "tosa_reference_model", "checker")
+PACKAGES = ("executorch", "torch", "torchao", "tosa_tools", "tosa_serializer", "tosa_reference_model", "checker",
+            "ethosu")
 CITATION = re.compile(rf"(?<![\w/])((?:{'|'.join(PACKAGES)})/[\w/.-]*?\.py)(?:::([A-Za-z_][\w.]*))?")
 DOCUMENTS = ("README.md", "docs/*.md", "data/README.md", "notebooks/*.ipynb", "notebooks/README.md")
 

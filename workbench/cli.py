@@ -63,8 +63,8 @@ def _add_summary_command(sub) -> None:
 
 
 def _add_culprits_command(sub) -> None:
-    culprits = sub.add_parser("culprits", help="for a case ending in lowering_error: the smallest set of accepted "
-                              "nodes that must stay on CPU for lowering to succeed, found by re-lowering")
+    culprits = sub.add_parser("culprits", help="for a case ending in lowering_error or vela_error: the smallest set of "
+                              "accepted nodes that must stay on CPU for lowering to succeed, found by re-lowering")
     culprits.add_argument("op")
     culprits.add_argument("--dtype", required=True)
     culprits.add_argument("--profile", required=True)
