@@ -101,9 +101,8 @@ def value_heatmap(results, column: str, title: str | None = None) -> Figure:
     failed = {outcome.value for outcome in FAILED_OUTCOMES}
     for _, row in frame.iterrows():
         i, j = ops.index(row["op"]), columns.index(tuple(row[c] for c in column_names))
-        background[i, j, :3] = to_rgb(NO_VALUE_COLOUR)
+        background[i, j, :3] = to_rgb(NO_VALUE_COLOUR)  # what a case's value, if it has one, is drawn over
         if math.isnan(row[column]):
-            background[i, j, :3] = to_rgb(NO_VALUE_COLOUR)
             marks[i, j] = OUTCOME_CODES.get(row["outcome"], row["outcome"]) if row["outcome"] in failed \
                 else NO_VALUE_MARK
         else:
@@ -160,16 +159,19 @@ def _value_grid(ops, columns, values, background, marks, scale: ValueScale, titl
 
 
 def _short(value: float, scale: ValueScale) -> str:
-    """A cell's value in a few characters: 89%, 2126, 1.25, 4.25e-03 -> 0.00425, 1.23e+06 -> 1.23M."""
+    """A cell's value in a few characters: 89%, 2126, 1.25, 0.000006, 1.23M."""
     if scale.share:
         return f"{value:.0%}"
     if abs(value) >= 100_000:
         for size, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
             if abs(value) >= size:
                 return f"{value / size:.3g}{suffix}"
-    if float(value).is_integer():
-        return f"{value:.0f}"
-    return f"{value:.3g}"
+    return f"{value:.0f}" if float(value).is_integer() else plain_number(value)
+
+
+def plain_number(value: float) -> str:
+    """Three significant digits and never e-notation: 0.000006 (a Vela estimate in ms), 0.00425, 1.25."""
+    return np.format_float_positional(value, precision=3, unique=True, fractional=False, trim="-")
 
 
 def diff_heatmap(diff_result, title: str | None = None) -> Figure:

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import html
 
-import numpy as np
 import pandas as pd
 
 from ..batch.diffs import VELA_FIGURES, DiffResult, vela_figure
 from ..core.outcomes import Outcome
 from ..core.text import shortened
 from ..stack import ethos_u
-from .plots import value_heatmap
+from .plots import plain_number, value_heatmap
 from .report_parts import folded, html_image, html_table, md_cell, md_span, md_table
 
 TITLE = "Ethos-U (Vela)"
@@ -97,9 +96,7 @@ def _figure(column: str, value) -> str:
         return NO_FIGURE
     if column == "npu_share":
         return f"{value:.0%}"
-    if column == "vela_ms":  # often a few microseconds: 0.000006, not 6e-06
-        return np.format_float_positional(value, precision=3, unique=True, fractional=False, trim="-")
-    return vela_figure(value)
+    return plain_number(value) if column == "vela_ms" else vela_figure(value)
 
 
 def _refusals(cases: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
