@@ -258,6 +258,28 @@ def test_repeated_key_is_refused(sweep_int):
         diff(sweep_int, sweep_int, on=["policy"])
 
 
+def test_vela_figures_that_changed_are_named_only_where_both_sides_have_them():
+    """A matched case's cycles, NPU share and Vela CPU operators are compared when both sides have them; a case
+    Vela refused after (no figures) is an outcome transition, not a figure change."""
+    u55 = "ethos-u55-128"
+    before = frame(case("add", "qint8", u55, "delegated", vela_cycles=4726.0, npu_share=1.0, vela_cpu_ops=0.0),
+                   case("mm", "qint8", u55, "partial", vela_cycles=900.0, npu_share=0.5, vela_cpu_ops=1.0),
+                   case("relu", "qint8", u55, "delegated", vela_cycles=136.0, npu_share=1.0, vela_cpu_ops=0.0))
+    after = frame(case("add", "qint8", u55, "delegated", vela_cycles=4489.0, npu_share=1.0, vela_cpu_ops=0.0),
+                  case("mm", "qint8", u55, "partial", vela_cycles=900.0, npu_share=0.75, vela_cpu_ops=0.0),
+                  case("relu", "qint8", u55, "vela_error"))
+    result = diff(before, after)
+    changes = result.vela_changes
+    assert list(zip(changes["op"], changes["figure"])) == [("mm", "npu_share"), ("add", "vela_cycles"),
+                                                          ("mm", "vela_cpu_ops")]
+    assert changes["ratio"].notna().tolist() == [False, True, False]
+    lines = result.to_text().splitlines()
+    assert "vela cycles changed in 1 case: add [qint8] ethos-u55-128 4726 -> 4489 (0.95x)" in lines
+    assert "NPU share changed in 1 case: mm [qint8] ethos-u55-128 0.5 -> 0.75" in lines
+    assert "  delegated -> vela_error: 1 (relu [qint8] ethos-u55-128)" in lines
+    assert not diff(before, before) and diff(before, before).vela_changes.empty
+
+
 # Heatmaps
 
 

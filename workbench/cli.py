@@ -313,9 +313,7 @@ def _cmd_diff(args) -> None:
 
     result = diff(args.before, args.after)
     if args.json:
-        print(json.dumps({"compared": {k: list(v) for k, v in result.compared.items()},
-                          "transitions": result.transitions.to_dict(orient="records"),
-                          "changed": result.changed.to_dict(orient="records")}, indent=2, default=str))
+        print(json.dumps(result.to_json(), indent=2, default=str))
     else:
         print(result.to_text(max_ops=8 if args.brief else None))
 

@@ -95,12 +95,14 @@ class BackendComparison:
         return changed[changed["profile"] == self._known(profile)].reset_index(drop=True)
 
     def identical(self, profile: str | None = None) -> bool:
-        """True when no case changed (under `profile`, when given) and every case is on both sides."""
+        """True when no case changed, in outcome, numerics or Vela's figures (under `profile`, when given), and every
+        case is on both sides."""
         if profile is None:
             return not self.diff
         profile = self._known(profile)
-        unmatched = [f for f in (self.diff.only_before, self.diff.only_after) if (f["profile"] == profile).any()]
-        return self.changed_under(profile).empty and not unmatched
+        differing = [f for f in (self.diff.only_before, self.diff.only_after, self.diff.vela_changes)
+                     if (f["profile"] == profile).any()]
+        return self.changed_under(profile).empty and not differing
 
     def _known(self, profile: str) -> str:
         swept = sorted(set(self.before_table["profile"]) | set(self.after_table["profile"]))

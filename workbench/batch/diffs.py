@@ -20,6 +20,11 @@ PROVENANCE = ("torch", "executorch", "tosa_tools", "arm_backend")
 NOTABLE_NUMERICS = FAILED_NUMERICS
 CHANGED_COLUMNS = ("outcome_before", "outcome_after", "numerics_before", "numerics_after", "reason_after",
                    "root_cause_after", "failing_pass_after")
+# Vela's figures (core/rows.py VELA_COLUMNS) compared for the matched cases that have them on both sides, by the
+# words a diff's text names them with; `ratio` (after / before) is given for the cycles.
+VELA_FIGURES = {"npu_share": "NPU share", "vela_cycles": "vela cycles", "vela_cpu_ops": "vela CPU ops"}
+RATIO_FIGURES = ("vela_cycles",)
+VELA_CHANGE_COLUMNS = ("case", "figure", "before", "after", "ratio")
 
 
 @dataclass
@@ -35,20 +40,26 @@ class DiffResult:
     only_after: pd.DataFrame
     compared: dict[str, tuple[str, str]] = field(default_factory=dict)
     matched: int = 0
+    # Matched cases whose Vela figures changed (VELA_FIGURES): the key's columns, then VELA_CHANGE_COLUMNS.
+    vela_changes: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(VELA_CHANGE_COLUMNS)))
 
     def __bool__(self) -> bool:
-        """True when a matched case changed or a case is in only one of the two results."""
-        return not (self.changed.empty and self.only_before.empty and self.only_after.empty)
+        """True when a matched case changed (outcome, numerics or a Vela figure) or a case is in only one of the two
+        results."""
+        return not (self.changed.empty and self.vela_changes.empty and self.only_before.empty
+                    and self.only_after.empty)
 
     def to_text(self, max_ops: int | None = 8) -> str:
         lines = [f"compared {name}: {before} -> {after}" for name, (before, after) in self.compared.items()]
         if self.changed.empty:
-            lines.append(f"no change in {self.matched} matched cases")
+            lines.append(f"no {'outcome or numerics ' if len(self.vela_changes) else ''}change in {self.matched} "
+                         "matched cases")
         else:
             lines.append(f"{len(self.changed)} of {self.matched} matched cases changed:")
             for row in self.transitions.itertuples(index=False):
                 passes = f" [{row.failing_passes}]" if row.failing_passes else ""
                 lines.append(f"  {row.transition}: {row.count} ({_some(row.cases.split('; '), max_ops)}){passes}")
+        lines += vela_change_lines(self.vela_changes, max_ops)
         for side, frame in (("before", self.only_before), ("after", self.only_after)):
             if not frame.empty:
                 ops = sorted(set(frame["op"]))
@@ -58,6 +69,30 @@ class DiffResult:
 
     def __str__(self) -> str:
         return self.to_text()
+
+    def to_json(self) -> dict:
+        """What was compared, the transitions, the changed cases and the Vela changes, as JSON-ready records."""
+        return {"compared": {name: list(values) for name, values in self.compared.items()},
+                "transitions": self.transitions.to_dict(orient="records"),
+                "changed": self.changed.to_dict(orient="records"),
+                "vela_changes": self.vela_changes.astype(object).where(self.vela_changes.notna(), None)
+                .to_dict(orient="records")}
+
+
+def vela_change_lines(changes: pd.DataFrame, max_cases: int | None = None) -> list[str]:
+    """`vela cycles changed in 2 cases: add [qint8] ethos-u55-128 4726 -> 4489 (0.95x); ...`, one line per figure."""
+    lines = []
+    for figure, group in changes.groupby("figure", sort=False):
+        items = [f"{row.case} {vela_figure(row.before)} -> {vela_figure(row.after)}"
+                 + (f" ({row.ratio:.2f}x)" if pd.notna(row.ratio) else "") for row in group.itertuples(index=False)]
+        cases = "case" if len(group) == 1 else "cases"
+        lines.append(f"{VELA_FIGURES[figure]} changed in {len(group)} {cases}: {_some(items, max_cases, '; ')}")
+    return lines
+
+
+def vela_figure(value: float) -> str:
+    """A Vela figure as the results hold it, without a float's `.0`: 4726, 0.8889."""
+    return f"{value:.0f}" if float(value).is_integer() else f"{value:g}"
 
 
 def diff(before, after, *, on=None) -> DiffResult:
@@ -98,6 +133,7 @@ def diff(before, after, *, on=None) -> DiffResult:
         only_after=_unmatched(after, before, key),
         compared=compared,
         matched=len(both),
+        vela_changes=_vela_changes(both, key),
     )
 
 
@@ -122,6 +158,18 @@ def _case_names(changed: pd.DataFrame, key: list[str]) -> list[str]:
         name = case_label(value(row, "op"), value(row, "dtype"), value(row, "quantization"), value(row, "profile"))
         names.append(" ".join([name.replace(" []", "").strip(), *(value(row, c) for c in extra if value(row, c))]))
     return names
+
+
+def _vela_changes(both: pd.DataFrame, key: list[str]) -> pd.DataFrame:
+    """The matched cases whose VELA_FIGURES differ, where both sides have them, one row per case and figure."""
+    names = pd.Series(_case_names(both, key), index=both.index, dtype=object)
+    rows = []
+    for figure in (f for f in VELA_FIGURES if f not in key):
+        before, after = both[f"{figure}_before"], both[f"{figure}_after"]
+        for index in both.index[before.notna() & after.notna() & (before != after)]:
+            ratio = after[index] / before[index] if figure in RATIO_FIGURES and before[index] else float("nan")
+            rows.append([*both.loc[index, key], names[index], figure, before[index], after[index], ratio])
+    return pd.DataFrame(rows, columns=[*key, *VELA_CHANGE_COLUMNS])
 
 
 def _transitions(changed: pd.DataFrame, ops: pd.Series, failing_passes: pd.Series, names: list[str]) -> pd.DataFrame:
@@ -169,7 +217,7 @@ def _check_unique(frame: pd.DataFrame, key: list[str], side: str) -> None:
         )
 
 
-def _some(names: list[str], limit: int | None) -> str:
+def _some(names: list[str], limit: int | None, separator: str = ", ") -> str:
     if limit is None or len(names) <= limit:
-        return ", ".join(names)
-    return ", ".join(names[:limit]) + f", ... (+{len(names) - limit})"
+        return separator.join(names)
+    return separator.join(names[:limit]) + f"{separator}... (+{len(names) - limit})"

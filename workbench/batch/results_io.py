@@ -9,8 +9,10 @@ import numpy as np
 import pandas as pd
 
 from ..core.errors import ResultsFileError
-from ..core.rows import LATER_COLUMNS, RESULT_COLUMNS
-FLOAT_COLUMNS = ("max_abs_error", "max_steps", "seconds")
+from ..core.rows import LATER_COLUMNS, RESULT_COLUMNS, VELA_COLUMNS
+
+# Vela's figures are floats too: a TOSA profile's case has none (NaN), and a count read back from CSV is "36.0".
+FLOAT_COLUMNS = ("max_abs_error", "max_steps", "seconds", *VELA_COLUMNS)
 INT_COLUMNS = ("mismatches", "beyond_int32")
 BOOL_COLUMNS = ("cached",)
 TEXT_COLUMNS = tuple(c for c in RESULT_COLUMNS if c not in FLOAT_COLUMNS + INT_COLUMNS + BOOL_COLUMNS)

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import base64
 import html
-import io
 from pathlib import Path
 
 import pandas as pd
@@ -26,12 +24,12 @@ from .plots import (
     outcome_heatmap,
     text_colour,
 )
+from .report_parts import STYLE, folded, html_image, html_table, md_cell, md_span, md_table
+from .vela_report import vela_changes_html, vela_changes_markdown, vela_html, vela_markdown
 
 FORMATS = ("md", "html")
 EXTENSIONS = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "html"}
 ABSENT = "·"
-# Longer transition and failure tables fold into <details> so the pull request stays readable.
-FOLD_ROWS = 20
 MAX_DETAIL = 300
 # The transition table's columns (DiffResult.transitions): the last counts the passes the errors were raised in.
 # It, and the failures' "failing pass" column, are left out when empty throughout (results saved before them).
@@ -162,6 +160,11 @@ def _failing(row) -> str:
     return " ".join(part for part in (row["failing_pass"], node) if part)
 
 
+def _no_change(diff: DiffResult) -> str:
+    changed = "outcome or numerics change" if len(diff.vela_changes) else "change"
+    return f"No {changed} in {diff.matched} matched cases."
+
+
 def _case_list(cases: pd.DataFrame, limit: int = 30) -> str:
     names = [f"{r.op} ({r.dtype}, {r.profile})" for r in cases.head(limit).itertuples(index=False)]
     more = f", … (+{len(cases) - limit})" if len(cases) > limit else ""
@@ -187,24 +190,26 @@ def _markdown(frame: pd.DataFrame, diff: DiffResult | None, title: str) -> str:
         for name, (before, after) in diff.compared.items():
             lines += [f"Compared {name}: `{before}` → `{after}`", ""]
         if diff.changed.empty:
-            lines += [f"No change in {diff.matched} matched cases.", ""]
+            lines += [_no_change(diff), ""]
         else:
             lines += [f"{len(diff.changed)} of {diff.matched} matched cases changed.", ""]
             headers, rows = _transition_rows(diff)
-            rows = [[f"`{row[0]}`", str(row[1])] + [_md_cell(value) for value in row[2:]] for row in rows]
-            lines += _folded(_md_table(headers, rows), f"{len(rows)} transitions")
+            rows = [[f"`{row[0]}`", str(row[1])] + [md_cell(value) for value in row[2:]] for row in rows]
+            lines += folded(md_table(headers, rows), f"{len(rows)} transitions")
+        lines += vela_changes_markdown(diff)
         for side, unmatched in (("before", diff.only_before), ("after", diff.only_after)):
             if not unmatched.empty:
-                lines += [f"Only in {side} ({len(unmatched)}): {_md_cell(_case_list(unmatched))}", ""]
+                lines += [f"Only in {side} ({len(unmatched)}): {md_cell(_case_list(unmatched))}", ""]
 
     constant, columns, ops, cells = _matrix(frame)
     lines += ["### Matrix", ""]
     if constant:
         lines += [" · ".join(f"{name} `{value}`" for name, value in constant.items()), ""]
     lines += ["Legend: " + " · ".join(f"`{code}` {meaning}" for code, meaning in _legend_items()), ""]
-    headers = ["op"] + ["<br>".join(_md_cell(part) for part in column) for column in columns]
-    rows = [[_md_span(op)] + [_md_code(cells.get((op, column))) for column in columns] for op in ops]
-    lines += _md_table(headers, rows) + [""]
+    headers = ["op"] + ["<br>".join(md_cell(part) for part in column) for column in columns]
+    rows = [[md_span(op)] + [_md_code(cells.get((op, column))) for column in columns] for op in ops]
+    lines += md_table(headers, rows) + [""]
+    lines += vela_markdown(frame)
 
     failures = _failures(frame)
     lines += [f"### Failures ({len(failures)})", ""]
@@ -212,11 +217,11 @@ def _markdown(frame: pd.DataFrame, diff: DiffResult | None, title: str) -> str:
         lines += ["None: no lowering, export or reference error, crash, timeout or mismatch.", ""]
     else:
         rows = [
-            [_md_span(v) if c in ("op", "failing pass", "root cause") else _md_cell(v)
+            [md_span(v) if c in ("op", "failing pass", "root cause") else md_cell(v)
              for c, v in zip(failures.columns, row)]
             for row in failures.itertuples(index=False)
         ]
-        lines += _folded(_md_table(list(failures.columns), rows), f"{len(rows)} failing cases")
+        lines += folded(md_table(list(failures.columns), rows), f"{len(rows)} failing cases")
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -227,44 +232,7 @@ def _md_code(cell) -> str:
     return f"**{code}**" if cell[1] in NUMERICS_MARKS else code
 
 
-def _md_table(headers: list[str], rows: list[list[str]]) -> list[str]:
-    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
-    return lines + ["| " + " | ".join(row) + " |" for row in rows]
-
-
-def _folded(table: list[str], summary: str) -> list[str]:
-    if len(table) - 2 <= FOLD_ROWS:
-        return table + [""]
-    return [f"<details><summary>{summary}</summary>", ""] + table + ["", "</details>", ""]
-
-
-def _md_cell(value) -> str:
-    text = " ".join(str(value).split())
-    return text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def _md_span(value) -> str:
-    """Free text such as a root cause, as a code span so that `<`, `_` and `*` stay literal."""
-    text = " ".join(str(value).split())
-    if not text:
-        return ""
-    fence, pad = ("``", " ") if "`" in text else ("`", "")
-    return f"{fence}{pad}{text}{pad}{fence}".replace("|", "\\|")
-
-
 # HTML
-
-_STYLE = """
-body { font-family: system-ui, sans-serif; margin: 2em; color: #212121; }
-table { border-collapse: collapse; margin: 0.5em 0 1.5em; font-size: 0.85em; }
-th, td { border: 1px solid #cfd8dc; padding: 0.2em 0.5em; text-align: left; vertical-align: top; }
-th { background: #eceff1; }
-td.cell { text-align: center; font-weight: bold; min-width: 2.5em; }
-code { font-size: 0.95em; }
-img { max-width: 100%; }
-.legend span { display: inline-block; padding: 0 0.4em; margin-right: 0.3em; border-radius: 3px; }
-"""
-
 
 def _html(frame: pd.DataFrame, diff: DiffResult | None, title: str, pages: list | None = None) -> str:
     outcomes, numerics = _counts(frame)
@@ -278,16 +246,18 @@ def _html(frame: pd.DataFrame, diff: DiffResult | None, title: str, pages: list 
         body += [f"<p>Compared {esc(n)}: <code>{esc(b)}</code> → <code>{esc(a)}</code></p>"
                  for n, (b, a) in diff.compared.items()]
         if diff.changed.empty:
-            body.append(f"<p>No change in {diff.matched} matched cases.</p>")
+            body.append(f"<p>{_no_change(diff)}</p>")
         else:
             body.append(f"<p>{len(diff.changed)} of {diff.matched} matched cases changed.</p>")
-            body.append(_html_table(*_transition_rows(diff)))
+            body.append(html_table(*_transition_rows(diff)))
             if pages is not None:
                 body.append(_html_pages(diff, pages))
+        body += vela_changes_html(diff)
         for side, unmatched in (("before", diff.only_before), ("after", diff.only_after)):
             if not unmatched.empty:
                 body.append(f"<p>Only in {side} ({len(unmatched)}): {esc(_case_list(unmatched))}</p>")
-        body.append(_img(diff_heatmap(diff), "changed cases"))
+        if not diff.changed.empty:
+            body.append(html_image(diff_heatmap(diff), "changed cases"))
 
     constant, columns, ops, cells = _matrix(frame)
     body.append("<h2>Matrix</h2>")
@@ -300,17 +270,18 @@ def _html(frame: pd.DataFrame, diff: DiffResult | None, title: str, pages: list 
         tds = "".join(_html_cell(cells.get((op, column))) for column in columns)
         rows.append(f"<tr><th><code>{esc(op)}</code></th>{tds}</tr>")
     body.append(f"<table><tr><th>op</th>{header}</tr>{''.join(rows)}</table>")
-    body.append(_img(outcome_heatmap(frame), "outcome heatmap"))
+    body.append(html_image(outcome_heatmap(frame), "outcome heatmap"))
+    body += vela_html(frame)
 
     failures = _failures(frame)
     body.append(f"<h2>Failures ({len(failures)})</h2>")
     if failures.empty:
         body.append("<p>None: no lowering, export or reference error, crash, timeout or mismatch.</p>")
     else:
-        body.append(_html_table(list(failures.columns), failures.values.tolist()))
+        body.append(html_table(list(failures.columns), failures.values.tolist()))
     return (
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-        f"<title>{esc(title)}</title>\n<style>{_STYLE}</style>\n</head>\n<body>\n"
+        f"<title>{esc(title)}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n"
         + "\n".join(body)
         + "\n</body>\n</html>\n"
     )
@@ -345,16 +316,3 @@ def _html_legend() -> str:
         items.append(f'<span style="background:{colour};color:{text_colour(colour)}"><b>{html.escape(code)}</b>'
                      f"</span>{html.escape(meaning)}")
     return '<p class="legend">' + " ".join(items) + "</p>"
-
-
-def _html_table(headers: list[str], rows: list[list]) -> str:
-    head = "".join(f"<th>{html.escape(str(h))}</th>" for h in headers)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in row) + "</tr>" for row in rows)
-    return f"<table><tr>{head}</tr>{body}</table>"
-
-
-def _img(fig, alt: str) -> str:
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=90, bbox_inches="tight")
-    data = base64.b64encode(buffer.getvalue()).decode("ascii")
-    return f'<p><img alt="{html.escape(alt)}" src="data:image/png;base64,{data}"></p>'
