@@ -54,7 +54,9 @@ def vela_columns(result) -> dict:
     """The VELA_COLUMNS of one CaseResult."""
     delegates = result.delegates
     if vela.total(delegates, "total_cycles") is None:
-        return {column: None for column in VELA_COLUMNS}
+        # an Ethos-U target's case with nothing delegated runs nothing on the NPU; other figures are Vela's only
+        nothing = result.outcome.value == "fallback" and result.profile.startswith(vela.TARGET_PREFIX)
+        return {column: None for column in VELA_COLUMNS} | ({"npu_share": 0.0} if nothing else {})
     compute = [n for n in result.nodes if not is_quantize_dequantize(n.target)]
     on_cpu = vela.cpu_placed_nodes(delegates)
     on_npu = [n for n in compute if n.delegated and n.name not in on_cpu]

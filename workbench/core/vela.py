@@ -15,6 +15,8 @@ from dataclasses import asdict, dataclass, fields
 
 NPU = "NPU"
 CPU = "CPU"
+# How the name of an Ethos-U target, as results record their profile, starts (stack/ethos_u.py parses them).
+TARGET_PREFIX = "ethos-u"
 
 
 @dataclass(frozen=True)

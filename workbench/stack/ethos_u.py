@@ -20,11 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.errors import ProfileError
+from ..core.vela import TARGET_PREFIX
 from . import loader
 
 FAMILIES = {"ethos-u55": (32, 64, 128, 256), "ethos-u85": (128, 256, 512, 1024, 2048)}
 ACCELERATORS: tuple[str, ...] = tuple(f"{family}-{macs}" for family, sizes in FAMILIES.items() for macs in sizes)
-PREFIX = "ethos-u"  # how a profile string that names a target starts
+PREFIX = TARGET_PREFIX  # how a profile string that names a target starts
 # The configuration file executorch passes to Vela, relative to Vela's config_files folder.
 VELA_CONFIG = "Arm/vela.ini"
 
