@@ -19,7 +19,7 @@ from .. import catalogue, policies, views
 from ..core import dtypes, quantization
 from ..core.errors import WorkbenchError
 from ..core.text import case_label, readable_reason
-from ..core.outcomes import Outcome
+from ..core.outcomes import COMPILE_FAILURES
 from ..pipeline.case import Case
 from ..pipeline.run import run
 from ..stages import transform_passes

@@ -14,7 +14,7 @@ from __future__ import annotations
 import textwrap
 from dataclasses import dataclass, field
 
-from ..core.outcomes import COLOURS, Outcome
+from ..core.outcomes import COLOURS, COMPILE_FAILURES, Outcome
 from ..core.text import readable_reason, shortened
 
 # Node kinds, coloured as the outcome each stands for.
