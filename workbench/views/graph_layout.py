@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from .graph import DIVERGING_EDGE, KIND_COLOURS, PartitionGraph, _short_target, partition_graph, short_reason
+from .graph import (DIVERGING_EDGE, KIND_COLOURS, VELA_CPU_EDGE, PartitionGraph, _short_target, partition_graph,
+                    short_reason, vela_text)
 from .summary import cpu_islands
 
 COLLAPSE_ABOVE = 60  # computed nodes: above this, groups start collapsed
@@ -220,13 +221,19 @@ def _node_attrs(structure: GraphStructure, name: str, matched: bool) -> dict[str
             lines.append(("first divergence: " if diverges else "error: ") + node.error)
         if diverges:
             classes.append("wb-diverges")
+        vela_lines = vela_text(node)
+        lines += [part for line in vela_lines.splitlines() for part in _wrap(line, 36)]
+        if node.vela_cpu:
+            classes.append("wb-vela-cpu")
         tooltip = [record.target, record.dtype_summary()] + ([node.reason] if node.reason else []) + \
-            ([tosa] if tosa else [])
+            ([tosa] if tosa else []) + vela_lines.splitlines()
         attrs = {"label": _text("\n".join(lines)), "fillcolor": colour, "tooltip": _text("\n".join(tooltip))}
     if failing:
         attrs.update(color=FAILING_COLOUR, penwidth="3", style="rounded,filled,bold")
     elif getattr(node, "diverges", False):
         attrs.update(color=DIVERGING_EDGE, penwidth="3", style="rounded,filled,dashed")
+    elif node.vela_cpu:
+        attrs.update(color=VELA_CPU_EDGE, penwidth="3")
     if matched:
         attrs.update(color=MATCH_COLOUR, penwidth="4")
     attrs["class"] = " ".join(classes)
@@ -251,6 +258,9 @@ def _group_box_attrs(structure: GraphStructure, group: Group, found: set[str]) -
     diverging = [m for m in group.members if getattr(structure.graph.nodes[m], "diverges", False)]
     if diverging:
         lines.append(f"first divergence from eager: {diverging[0]}")
+    on_cpu = [m for m in group.members if structure.graph.nodes[m].vela_cpu]
+    if on_cpu:
+        lines.append(f"placed on CPU by Vela: {', '.join(on_cpu[:3])}" + (" …" if len(on_cpu) > 3 else ""))
     if group.parameters:
         lines.append(f"reads {group.parameters} parameters / constants")
     if hits:
