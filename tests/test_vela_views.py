@@ -93,6 +93,8 @@ def test_the_graph_gives_each_node_its_vela_cycles(npu_result):
     assert graph.nodes[CONV].vela_cycles == conv_cycles and graph.vela_cpu() == []
     dot = partition_dot(npu_result).source
     assert f"Vela: {conv_cycles} cycles" in dot and "wb-vela-cpu" not in dot
+    report = npu_result.delegates[0].vela  # the delegate's own total: its operators of no node too
+    assert f"Vela: {report.total_cycles} cycles, {report.npu_operators} NPU / 0 CPU operators" in dot
     assert VELA_CPU_LABEL not in legend_html(graph)
 
 

@@ -49,6 +49,7 @@ class Group:
     tag: str | None = None  # the partition tag of a delegate
     tosa_ops: Counter = field(default_factory=Counter)
     parameters: int = 0  # parameters, buffers and constants only this group reads
+    vela: str = ""  # an Ethos-U delegate: Vela's summary in a line (`vela_group_line`)
 
     @property
     def collapsible(self) -> bool:
@@ -74,7 +75,7 @@ class Group:
         if len(ranked) > OPS_SHOWN:
             names.append(f"+{len(ranked) - OPS_SHOWN} more kinds")
         lines = [", ".join(names[i:i + per_line]) for i in range(0, len(names), per_line)]
-        return ["TOSA: " + lines[0]] + lines[1:]
+        return ["TOSA: " + lines[0]] + lines[1:] + ([self.vela] if self.vela else [])
 
 
 @dataclass
@@ -122,6 +123,15 @@ def delegate_records(result) -> dict:
     return {tag: (records[i] if len(records) == len(tags) else None) for i, tag in enumerate(tags)}
 
 
+def vela_group_line(record) -> str:
+    """'Vela: 642 cycles, 2 NPU / 0 CPU operators' for a delegate Vela compiled (its own operators included, which
+    no node owns); "" for another."""
+    report = getattr(record, "vela", None)
+    if report is None:
+        return ""
+    return f"Vela: {report.total_cycles} cycles, {report.npu_operators} NPU / {report.cpu_operators} CPU operators"
+
+
 def graph_structure(result, graph: PartitionGraph | None = None) -> GraphStructure:
     graph = graph or partition_graph(result)
     records = {r.name: r for r in result.nodes}
@@ -131,7 +141,8 @@ def graph_structure(result, graph: PartitionGraph | None = None) -> GraphStructu
         record = by_tag.get(tag)
         key = record.name if record is not None else tag
         groups[key] = Group(key, graph.nodes[members[0]].kind, members, tag,
-                            Counter(record.tosa_op_names) if record is not None else Counter())
+                            Counter(record.tosa_op_names) if record is not None else Counter(),
+                            vela=vela_group_line(record))
     # CPU islands as the model summary counts them (views/summary.py), so the picture and the counts agree.
     islands = [[name for name in members if name in graph.nodes] for members in cpu_islands(result.nodes)]
     for index, members in enumerate((m for m in islands if m), start=1):
