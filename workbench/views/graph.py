@@ -254,20 +254,7 @@ def draw_partition(result, graph: PartitionGraph | None = None, *, width_per_lay
                                     boxstyle="round,pad=0.05", facecolor=KIND_COLOURS[node.kind], **border))
         ax.text(x, y, node.label, ha="center", va="center", fontsize=8,
                 bbox=dict(facecolor=KIND_COLOURS[node.kind], edgecolor="none", pad=1.0) if node.failing else None)
-        if node.kind == "cpu" and node.reason:
-            ax.text(x, y - box_h / 2 - 0.15, textwrap.fill(short_reason(node.reason), 34), ha="center", va="top",
-                    fontsize=7, color="#bf360c")
-        if node.failing:
-            ax.text(x, y - box_h / 2 - 0.15, node.failing, ha="center", va="top", fontsize=7.5, fontweight="bold",
-                    color=FAILING_EDGE, gid=f"{name}:failing",
-                    bbox=dict(facecolor="white", edgecolor="none", alpha=0.85, pad=1.0))
-        elif node.error:
-            ax.text(x, y - box_h / 2 - 0.15, ("first divergence: " if node.diverges else "") + node.error,
-                    ha="center", va="top", fontsize=7, color=DIVERGING_EDGE if node.diverges else "#37474f",
-                    bbox=dict(facecolor="white", edgecolor="none", alpha=0.85, pad=1.0))
-        elif node.vela_cycles is not None or node.vela_cpu:
-            ax.text(x, y - box_h / 2 - 0.15, vela_text(node), ha="center", va="top", fontsize=7,
-                    color=VELA_CPU_EDGE if node.vela_cpu else "#37474f")
+        _note_under(ax, node, x, y - box_h / 2 - 0.15)
     xs = [p[0] for p in pos.values()] or [0]
     ys = [p[1] for p in pos.values()] or [0]
     ax.set_xlim(min(xs) - 1.8, max(xs) + 1.8)
@@ -278,6 +265,24 @@ def draw_partition(result, graph: PartitionGraph | None = None, *, width_per_lay
     ax.set_title(_title(result, graph), fontsize=10)
     fig.tight_layout()
     return fig
+
+
+def _note_under(ax, node: GraphNode, x: float, y: float) -> None:
+    """What the picture writes under a node: a CPU node's reason; the failing pass, else a traced error, else Vela's
+    cycles and CPU placement."""
+    if node.kind == "cpu" and node.reason:
+        ax.text(x, y, textwrap.fill(short_reason(node.reason), 34), ha="center", va="top", fontsize=7,
+                color="#bf360c")
+    if node.failing:
+        ax.text(x, y, node.failing, ha="center", va="top", fontsize=7.5, fontweight="bold", color=FAILING_EDGE,
+                gid=f"{node.name}:failing", bbox=dict(facecolor="white", edgecolor="none", alpha=0.85, pad=1.0))
+    elif node.error:
+        ax.text(x, y, ("first divergence: " if node.diverges else "") + node.error, ha="center", va="top",
+                fontsize=7, color=DIVERGING_EDGE if node.diverges else "#37474f",
+                bbox=dict(facecolor="white", edgecolor="none", alpha=0.85, pad=1.0))
+    elif node.vela_cycles is not None or node.vela_cpu:
+        ax.text(x, y, vela_text(node), ha="center", va="top", fontsize=7,
+                color=VELA_CPU_EDGE if node.vela_cpu else "#37474f")
 
 
 def _legend_handles(graph: PartitionGraph) -> list:
