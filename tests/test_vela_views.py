@@ -26,24 +26,14 @@ from workbench.views.graph_layout import partition_dot
 from workbench.views.graph_svg import legend_html
 from workbench.views.html_page import result_page
 
+from tests.test_ethos_u import conv_block, torch  # noqa: F401  (fixtures: the quantized conv/relu/avgpool model)
+
 CONV = "aten_convolution_default"
 
 
 @pytest.fixture(scope="module")
-def npu_result():
-    import torch
-
-    class ConvBlock(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.conv = torch.nn.Conv2d(3, 8, 3)
-            self.pool = torch.nn.AvgPool2d(2)
-
-        def forward(self, x):
-            return self.pool(torch.relu(self.conv(x)))
-
-    torch.manual_seed(0)
-    result = workbench.run_model(ConvBlock().eval(), (torch.randn(1, 3, 16, 16),), "ethos-u55-128", quantize=True)
+def npu_result(conv_block):
+    result = workbench.run_model(*conv_block, "ethos-u55-128", quantize=True)
     assert result.outcome is Outcome.DELEGATED and result.delegates[0].vela is not None, result
     return result
 

@@ -21,7 +21,7 @@ from .tables import (figure_png, numerics_figure, numerics_frame, reasons_frame,
 
 EXTENSIONS = (".html", ".htm")
 # Columns of free text, which wrap; every other cell stays on one line.
-FREE_TEXT = {"reason", "note", "judged by", "TOSA compliance", "inputs", "outputs"}
+FREE_TEXT = {"reason", "note", "judged by", "TOSA compliance", "inputs", "outputs", "configuration"}
 
 PAGE_STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 1.2em 2em;
