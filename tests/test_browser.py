@@ -839,3 +839,26 @@ def test_a_fresh_explorer_shows_no_broken_image(explorer):
             ".map(i => i.className)")
         assert not broken, f"an image shown without a picture (a broken-image icon): {broken}"
         ui.expect(fresh.locator(".wb-graph-note")).to_contain_text("no result yet")
+
+
+def test_an_ethos_u_target_shows_velas_report_in_its_tab(explorer):
+    """ethos-u55-128 chosen in the profile drop-down: Vela's summary and per-layer tables in the Vela tab, padded
+    and whole; each delegated node's Vela cycles in the graph; the Reasons say NPU."""
+    with explorer.screenshot_on_failure("vela") as ui:
+        ui.choose("mm", "qint8", "ethos-u55-128")
+        status = ui.run(r"^mm \[qint8[^\]]*\] ethos-u55-128: outcome \w+")
+        assert "outcome delegated" in status, status
+        ui.expect(ui.graph.locator("g.node.wb-tosa", has_text=re.compile(r"Vela: \d+ cycles")).first).to_be_visible()
+        ui.screenshot("08-ethos-u55-graph")
+        assert "NPU" in {row["placed"] for row in ui.table("Reasons")}
+        panel = ui.tab("Vela")
+        summary, layers = panel.locator(".wb-vela-summary table.wb-table"), panel.locator(".wb-vela-layers table")
+        ui.expect(summary).to_contain_text("Ethos_U55_128")
+        ui.expect(layers.locator("tbody tr").first).to_contain_text("NPU")
+        ui.screenshot("08-ethos-u55-vela")
+        padding = panel.locator("table.wb-table th, table.wb-table td").evaluate_all(
+            "cells => cells.map(c => getComputedStyle(c))"
+            ".map(s => parseFloat(s.paddingLeft) + parseFloat(s.paddingRight))")
+        assert min(padding) >= COLUMN_GAP_PX, f"Vela tables padded less than {COLUMN_GAP_PX} px: {padding}"
+        assert not ui.clipped(), ui.clipped()
+        assert not ui.tracebacks(), ui.tracebacks()

@@ -130,6 +130,16 @@ def cpu_placed_nodes(delegates) -> dict[str, list[str]]:
     return placed
 
 
+def node_cycles(delegates) -> dict[str, int]:
+    """FX node -> Vela's estimated cycles of its TOSA operators (the sum of their per-layer rows)."""
+    cycles: dict[str, int] = {}
+    for delegate in delegates:
+        for layer, node in layer_nodes(delegate):
+            if node is not None:
+                cycles[node] = cycles.get(node, 0) + layer.cycles
+    return cycles
+
+
 def total(delegates, field_name: str):
     """The sum of one VelaReport field over the delegates Vela compiled; None when none were."""
     reports = [d.vela for d in delegates if getattr(d, "vela", None) is not None]

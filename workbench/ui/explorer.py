@@ -18,7 +18,7 @@ import ipywidgets as widgets
 from .. import catalogue, policies, views
 from ..core import dtypes, quantization
 from ..core.errors import WorkbenchError
-from ..core.text import case_label, readable_reason
+from ..core.text import case_label
 from ..core.outcomes import COMPILE_FAILURES
 from ..pipeline.case import Case
 from ..pipeline.run import run
@@ -29,9 +29,10 @@ from .graph_view import GraphView
 from .html_parts import EXPLORER_STYLE, summary_html, table_html
 from .shown_case import CUSTOM_PROFILE, choose_profile, set_controls, shown_line
 from .trace_view import TraceView
+from .vela_view import VelaView, status_reason
 
-TAB_TITLES = ("Partition graph", "Reasons", "Numerics", "TOSA", "Error", "Reproduce")
-GRAPH_TAB, REASONS_TAB, NUMERICS_TAB, TOSA_TAB, ERROR_TAB, REPRODUCE_TAB = range(len(TAB_TITLES))
+TAB_TITLES = ("Partition graph", "Reasons", "Numerics", "TOSA", "Vela", "Error", "Reproduce")
+GRAPH_TAB, REASONS_TAB, NUMERICS_TAB, TOSA_TAB, VELA_TAB, ERROR_TAB, REPRODUCE_TAB = range(len(TAB_TITLES))
 # Rendered with every result, being what is read first; the other tabs wait until opened.
 EAGER_TABS = (GRAPH_TAB, REASONS_TAB)
 
@@ -58,6 +59,7 @@ class Explorer(widgets.VBox):
         self.tabs = self._build_tabs()
         self._tab_renderers = {GRAPH_TAB: self._render_graph, REASONS_TAB: self._render_reasons,
                                NUMERICS_TAB: self._render_numerics, TOSA_TAB: self._render_tosa,
+                               VELA_TAB: self.vela_view.show,
                                ERROR_TAB: self._render_error, REPRODUCE_TAB: self._render_reproduce}
 
         self.op.observe(self._on_op, names="value")
@@ -133,6 +135,7 @@ class Explorer(widgets.VBox):
         self.tosa_html = widgets.HTML()
         self.save_button = widgets.Button(description="Save flatbuffer", icon="download", disabled=True)
         self.save_status = widgets.HTML()
+        self.vela_view = VelaView()  # an Ethos-U result's Vela report (ui/vela_view.py)
         self.error_html = widgets.HTML()
         self.traceback_html = widgets.HTML()
         self.traceback_fold = widgets.Accordion(children=[self.traceback_html], selected_index=None)
@@ -148,6 +151,7 @@ class Explorer(widgets.VBox):
             self.reasons_html,
             widgets.VBox([self.numerics_html, self.numerics_image, self.trace_view]),
             widgets.VBox([self.tosa_html, widgets.HBox([self.save_button, self.save_status])]),
+            self.vela_view,
             widgets.VBox([self.error_html, self.traceback_fold, self.culprits_button, self.culprits_html]),
             self.reproduce_html,
         ])
@@ -264,10 +268,10 @@ class Explorer(widgets.VBox):
                 self._render_tab(index)
             self.backend_html.value = f"<small>Arm backend: {html.escape(result.arm_backend_label)}</small>"
             self.summary_html.value = summary_html(result)
-            why = readable_reason(result.reason_summary())
+            why = status_reason(result)
             self.status.value = (f"<b>{html.escape(result.case_label)}</b>: "
                                  f"outcome <b>{result.outcome.value}</b>, numerics <b>{result.numerics.value}</b>"
-                                 + (f" — {html.escape(why)}" if why else ""))
+                                 + (f" — {why}" if why else ""))
             self.tabs.selected_index = opened
 
     def render_all_tabs(self) -> None:
@@ -292,6 +296,7 @@ class Explorer(widgets.VBox):
         """Empty the tabs rendered when opened, so none shows the previous result meanwhile."""
         self.numerics_html.value = self.tosa_html.value = self.reproduce_html.value = ""
         self.trace_view.clear()
+        self.vela_view.clear()
         self._set_numerics_image(b"")
         self.error_html.value = self.traceback_html.value = ""
 

@@ -118,7 +118,7 @@ class GraphView(widgets.VBox):
         self._svg_options = options
         matches = (f"<div class='wb-graph-matches'><b>{html.escape(drawing.note)}</b></div>"
                    if drawing.note else "")
-        self.note.value = self._svg_note = matches + legend_html()
+        self.note.value = self._svg_note = matches + legend_html(self.graph)
         self._place_svg()
         self._display(picture=False)
 

@@ -1,7 +1,7 @@
 """The views layer: results made readable, without computing anything.
 
-- `tables`: one result as tables (node reasons, numerics, TOSA operators, the per-tensor trace), figures and
-  reproduce lines;
+- `tables`: one result as tables (node reasons, numerics, TOSA operators, the per-tensor trace, Vela's report
+  of an Ethos-U target), figures and reproduce lines;
 - `graph`: the partition graph (matplotlib); `graph_layout` / `graph_svg`: the same as Graphviz DOT / SVG for
   large graphs (collapsed delegates, CPU islands, boundary dtypes, search), with the matplotlib fallback;
 - `plots`: heatmaps of sweeps and diffs; `report`: markdown / HTML reports;
@@ -16,7 +16,7 @@ Imports every layer below it; the UI and the CLI arrange these.
 """
 
 from .tables import (figure_png, numerics_figure, numerics_frame, reasons_frame, reproduce_code, results_frame,
-                     tosa_frame, trace_frame)
+                     tosa_frame, trace_frame, vela_frame, vela_note, vela_summary_frame)
 
 __all__ = ["figure_png", "numerics_figure", "numerics_frame", "reasons_frame", "reproduce_code", "results_frame",
-           "tosa_frame", "trace_frame"]
+           "tosa_frame", "trace_frame", "vela_frame", "vela_note", "vela_summary_frame"]

@@ -6,7 +6,9 @@ with matplotlib alone, so it renders on any machine without a system graph-layou
 After a lowering error the node the failing pass was working on (ErrorInfo.failing_node, see `failing_record`)
 is drawn apart from the other accepted-then-failed nodes: dark-red thick border, hatched, and the pass's name
 under it. A traced result (result.trace) gives each delegated node with a judged tensor its error, and the node
-where the numbers first part from eager (result.first_divergence) a blue dashed border.
+where the numbers first part from eager (result.first_divergence) a blue dashed border. On an Ethos-U target each
+delegated node carries Vela's estimated cycles, and one some of whose TOSA operators Vela placed on the CPU a
+purple ring (VELA_CPU_EDGE).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import textwrap
 from dataclasses import dataclass, field
 
+from ..core import vela
 from ..core.outcomes import COLOURS, COMPILE_FAILURES, Outcome
 from ..core.text import readable_reason, shortened
 
@@ -34,6 +37,8 @@ FAILING_EDGE = "#7f0000"  # border and hatch of the node the failing pass was wo
 FAILING_LABEL = "failing node"
 DIVERGING_EDGE = "#1565c0"  # dashed border of the first node whose traced tensor leaves tolerance
 DIVERGING_LABEL = "first divergence from eager"
+VELA_CPU_EDGE = "#6a1b9a"  # ring of a delegated node some of whose TOSA operators Vela placed on the CPU
+VELA_CPU_LABEL = "placed on CPU by Vela"
 
 
 @dataclass
@@ -48,6 +53,8 @@ class GraphNode:
     failing: str | None = None  # on the failing node: "raised in <pass>" (and the lowered node's name if another)
     error: str | None = None  # a traced node's largest error ("1 step of 0.0078", "0.5 ULP")
     diverges: bool = False  # the first divergence of a traced result
+    vela_cycles: int | None = None  # Ethos-U: Vela's estimated cycles of the node's TOSA operators
+    vela_cpu: tuple[str, ...] = ()  # Ethos-U: its TOSA operators Vela placed on the CPU (core/vela.py)
 
 
 @dataclass
@@ -65,6 +72,10 @@ class PartitionGraph:
     def diverging(self) -> str | None:
         """The name of the node drawn as the first divergence, if any."""
         return next((name for name, node in self.nodes.items() if node.diverges), None)
+
+    def vela_cpu(self) -> list[str]:
+        """The names of the nodes some of whose TOSA operators Vela placed on the CPU."""
+        return [name for name, node in self.nodes.items() if node.vela_cpu]
 
     def delegates(self) -> dict[str, list[str]]:
         groups: dict[str, list[str]] = {}
@@ -104,8 +115,28 @@ def partition_graph(result) -> PartitionGraph:
     if failed:
         _mark_failing(graph, result)
     _mark_trace(graph, result)
+    _mark_vela(graph, result)
     _layout(graph)
     return graph
+
+
+def vela_text(node: GraphNode) -> str:
+    """'Vela: 2844 cycles', and a second line 'on CPU by Vela: Transpose' for a node Vela placed in part on the
+    CPU; "" for a node Vela did not compile."""
+    lines = [] if node.vela_cycles is None else [f"Vela: {node.vela_cycles} cycles"]
+    if node.vela_cpu:
+        lines.append(f"on CPU by Vela: {', '.join(node.vela_cpu)}")
+    return "\n".join(lines)
+
+
+def _mark_vela(graph: PartitionGraph, result) -> None:
+    """Each node's Vela cycles, and the TOSA operators of it Vela placed on the CPU."""
+    for name, cycles in vela.node_cycles(result.delegates).items():
+        if name in graph.nodes:
+            graph.nodes[name].vela_cycles = cycles
+    for name, operators in vela.cpu_placed_nodes(result.delegates).items():
+        if name in graph.nodes:
+            graph.nodes[name].vela_cpu = tuple(operators)
 
 
 def worst_trace_rows(result, names) -> dict[str, object]:
@@ -218,22 +249,12 @@ def draw_partition(result, graph: PartitionGraph | None = None, *, width_per_lay
         x, y = pos[name]
         border = dict(edgecolor=FAILING_EDGE, linewidth=3.0, hatch="///") if node.failing else \
             dict(edgecolor=DIVERGING_EDGE, linewidth=3.0, linestyle="--") if node.diverges else \
-            dict(edgecolor="#37474f")
+            dict(edgecolor=VELA_CPU_EDGE, linewidth=3.0) if node.vela_cpu else dict(edgecolor="#37474f")
         ax.add_patch(FancyBboxPatch((x - box_w / 2, y - box_h / 2), box_w, box_h, gid=name,
                                     boxstyle="round,pad=0.05", facecolor=KIND_COLOURS[node.kind], **border))
         ax.text(x, y, node.label, ha="center", va="center", fontsize=8,
                 bbox=dict(facecolor=KIND_COLOURS[node.kind], edgecolor="none", pad=1.0) if node.failing else None)
-        if node.kind == "cpu" and node.reason:
-            ax.text(x, y - box_h / 2 - 0.15, textwrap.fill(short_reason(node.reason), 34), ha="center", va="top",
-                    fontsize=7, color="#bf360c")
-        if node.failing:
-            ax.text(x, y - box_h / 2 - 0.15, node.failing, ha="center", va="top", fontsize=7.5, fontweight="bold",
-                    color=FAILING_EDGE, gid=f"{name}:failing",
-                    bbox=dict(facecolor="white", edgecolor="none", alpha=0.85, pad=1.0))
-        elif node.error:
-            ax.text(x, y - box_h / 2 - 0.15, ("first divergence: " if node.diverges else "") + node.error,
-                    ha="center", va="top", fontsize=7, color=DIVERGING_EDGE if node.diverges else "#37474f",
-                    bbox=dict(facecolor="white", edgecolor="none", alpha=0.85, pad=1.0))
+        _note_under(ax, node, x, y - box_h / 2 - 0.15)
     xs = [p[0] for p in pos.values()] or [0]
     ys = [p[1] for p in pos.values()] or [0]
     ax.set_xlim(min(xs) - 1.8, max(xs) + 1.8)
@@ -246,8 +267,27 @@ def draw_partition(result, graph: PartitionGraph | None = None, *, width_per_lay
     return fig
 
 
+def _note_under(ax, node: GraphNode, x: float, y: float) -> None:
+    """What the picture writes under a node: a CPU node's reason; the failing pass, else a traced error, else Vela's
+    cycles and CPU placement."""
+    if node.kind == "cpu" and node.reason:
+        ax.text(x, y, textwrap.fill(short_reason(node.reason), 34), ha="center", va="top", fontsize=7,
+                color="#bf360c")
+    if node.failing:
+        ax.text(x, y, node.failing, ha="center", va="top", fontsize=7.5, fontweight="bold", color=FAILING_EDGE,
+                gid=f"{node.name}:failing", bbox=dict(facecolor="white", edgecolor="none", alpha=0.85, pad=1.0))
+    elif node.error:
+        ax.text(x, y, ("first divergence: " if node.diverges else "") + node.error, ha="center", va="top",
+                fontsize=7, color=DIVERGING_EDGE if node.diverges else "#37474f",
+                bbox=dict(facecolor="white", edgecolor="none", alpha=0.85, pad=1.0))
+    elif node.vela_cycles is not None or node.vela_cpu:
+        ax.text(x, y, vela_text(node), ha="center", va="top", fontsize=7,
+                color=VELA_CPU_EDGE if node.vela_cpu else "#37474f")
+
+
 def _legend_handles(graph: PartitionGraph) -> list:
-    """A swatch per node kind, and for the failing node and the first divergence where the graph has one."""
+    """A swatch per node kind, and for the failing node, the first divergence and a node Vela placed on the CPU
+    where the graph has one."""
     from matplotlib.patches import Patch
 
     handles = [Patch(facecolor=KIND_COLOURS[k], label=KIND_LABELS[k]) for k in KIND_COLOURS]
@@ -257,6 +297,9 @@ def _legend_handles(graph: PartitionGraph) -> list:
     if graph.diverging():
         handles.append(Patch(facecolor=KIND_COLOURS["tosa"], edgecolor=DIVERGING_EDGE, linewidth=2.0,
                              linestyle="--", label=DIVERGING_LABEL))
+    if graph.vela_cpu():
+        handles.append(Patch(facecolor=KIND_COLOURS["tosa"], edgecolor=VELA_CPU_EDGE, linewidth=2.0,
+                             label=VELA_CPU_LABEL))
     return handles
 
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from .graph import DIVERGING_EDGE, KIND_COLOURS, PartitionGraph, _short_target, partition_graph, short_reason
+from .graph import (DIVERGING_EDGE, KIND_COLOURS, VELA_CPU_EDGE, PartitionGraph, _short_target, partition_graph,
+                    short_reason, vela_text)
 from .summary import cpu_islands
 
 COLLAPSE_ABOVE = 60  # computed nodes: above this, groups start collapsed
@@ -48,6 +49,7 @@ class Group:
     tag: str | None = None  # the partition tag of a delegate
     tosa_ops: Counter = field(default_factory=Counter)
     parameters: int = 0  # parameters, buffers and constants only this group reads
+    vela: str = ""  # an Ethos-U delegate: Vela's summary in a line (`vela_group_line`)
 
     @property
     def collapsible(self) -> bool:
@@ -73,7 +75,7 @@ class Group:
         if len(ranked) > OPS_SHOWN:
             names.append(f"+{len(ranked) - OPS_SHOWN} more kinds")
         lines = [", ".join(names[i:i + per_line]) for i in range(0, len(names), per_line)]
-        return ["TOSA: " + lines[0]] + lines[1:]
+        return ["TOSA: " + lines[0]] + lines[1:] + ([self.vela] if self.vela else [])
 
 
 @dataclass
@@ -121,6 +123,15 @@ def delegate_records(result) -> dict:
     return {tag: (records[i] if len(records) == len(tags) else None) for i, tag in enumerate(tags)}
 
 
+def vela_group_line(record) -> str:
+    """'Vela: 642 cycles, 2 NPU / 0 CPU operators' for a delegate Vela compiled (its own operators included, which
+    no node owns); "" for another."""
+    report = getattr(record, "vela", None)
+    if report is None:
+        return ""
+    return f"Vela: {report.total_cycles} cycles, {report.npu_operators} NPU / {report.cpu_operators} CPU operators"
+
+
 def graph_structure(result, graph: PartitionGraph | None = None) -> GraphStructure:
     graph = graph or partition_graph(result)
     records = {r.name: r for r in result.nodes}
@@ -130,7 +141,8 @@ def graph_structure(result, graph: PartitionGraph | None = None) -> GraphStructu
         record = by_tag.get(tag)
         key = record.name if record is not None else tag
         groups[key] = Group(key, graph.nodes[members[0]].kind, members, tag,
-                            Counter(record.tosa_op_names) if record is not None else Counter())
+                            Counter(record.tosa_op_names) if record is not None else Counter(),
+                            vela=vela_group_line(record))
     # CPU islands as the model summary counts them (views/summary.py), so the picture and the counts agree.
     islands = [[name for name in members if name in graph.nodes] for members in cpu_islands(result.nodes)]
     for index, members in enumerate((m for m in islands if m), start=1):
@@ -220,13 +232,19 @@ def _node_attrs(structure: GraphStructure, name: str, matched: bool) -> dict[str
             lines.append(("first divergence: " if diverges else "error: ") + node.error)
         if diverges:
             classes.append("wb-diverges")
+        vela_lines = vela_text(node)
+        lines += [part for line in vela_lines.splitlines() for part in _wrap(line, 36)]
+        if node.vela_cpu:
+            classes.append("wb-vela-cpu")
         tooltip = [record.target, record.dtype_summary()] + ([node.reason] if node.reason else []) + \
-            ([tosa] if tosa else [])
+            ([tosa] if tosa else []) + vela_lines.splitlines()
         attrs = {"label": _text("\n".join(lines)), "fillcolor": colour, "tooltip": _text("\n".join(tooltip))}
     if failing:
         attrs.update(color=FAILING_COLOUR, penwidth="3", style="rounded,filled,bold")
     elif getattr(node, "diverges", False):
         attrs.update(color=DIVERGING_EDGE, penwidth="3", style="rounded,filled,dashed")
+    elif node.vela_cpu:
+        attrs.update(color=VELA_CPU_EDGE, penwidth="3")
     if matched:
         attrs.update(color=MATCH_COLOUR, penwidth="4")
     attrs["class"] = " ".join(classes)
@@ -251,6 +269,9 @@ def _group_box_attrs(structure: GraphStructure, group: Group, found: set[str]) -
     diverging = [m for m in group.members if getattr(structure.graph.nodes[m], "diverges", False)]
     if diverging:
         lines.append(f"first divergence from eager: {diverging[0]}")
+    on_cpu = [m for m in group.members if structure.graph.nodes[m].vela_cpu]
+    if on_cpu:
+        lines.append(f"placed on CPU by Vela: {', '.join(on_cpu[:3])}" + (" …" if len(on_cpu) > 3 else ""))
     if group.parameters:
         lines.append(f"reads {group.parameters} parameters / constants")
     if hits:

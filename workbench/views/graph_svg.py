@@ -15,7 +15,8 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from .graph import KIND_COLOURS, PartitionGraph, _title, draw_partition, partition_graph
+from .graph import (KIND_COLOURS, VELA_CPU_EDGE, VELA_CPU_LABEL, PartitionGraph, _title, draw_partition,
+                    partition_graph)
 from .graph_layout import (INT64_COLOUR, MATCH_COLOUR, GraphOptions, GraphStructure, graph_structure, partition_dot,
                            search_summary)
 
@@ -48,8 +49,9 @@ def graphviz_missing() -> str | None:
     return None
 
 
-def legend_html() -> str:
-    """The colours and outlines of the Graphviz drawing, as a line of HTML (the explorer's and the page's)."""
+def legend_html(graph: PartitionGraph | None = None) -> str:
+    """The colours and outlines of the Graphviz drawing, as a line of HTML (the explorer's and the page's); the
+    ring of a node Vela placed in part on the CPU where `graph` has one."""
     swatch = ("<span style='display:inline-block;width:11px;height:11px;background:{};border:{};"
               "margin:0 3px 0 10px'></span>{}")
     items = [(KIND_COLOURS["tosa"], "1px solid #37474f", "delegated (box3d: a collapsed delegate)"),
@@ -57,6 +59,8 @@ def legend_html() -> str:
              (KIND_COLOURS["failed"], "1px solid #37474f", "accepted, lowering failed"),
              (KIND_COLOURS["input"], "1px solid #37474f", "input / parameter"),
              ("white", f"2px solid {MATCH_COLOUR}", "search match")]
+    if graph is not None and graph.vela_cpu():
+        items.append((KIND_COLOURS["tosa"], f"3px solid {VELA_CPU_EDGE}", VELA_CPU_LABEL))
     edges = (f"<span style='color:{INT64_COLOUR};margin-left:10px'><b>int64</b></span> / "
              "<span style='color:#1a237e'>dtype</span>: an edge crossing a delegate or island boundary")
     return "<small>" + "".join(swatch.format(*item) for item in items) + edges + "</small>"

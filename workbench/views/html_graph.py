@@ -188,7 +188,7 @@ def graph_section(result) -> str:
     tools = ("<div class='wb-graph-tools'>" + select
              + "<label>search <input id='wb-graph-search' type='search' placeholder='node name or target'></label>"
              + _zoom_tools() + "</div>")
-    parts = [tools, "<div id='wb-graph-matches' class='wb-graph-matches'></div>", f"<div>{legend_html()}</div>",
+    parts = [tools, "<div id='wb-graph-matches' class='wb-graph-matches'></div>", f"<div>{legend_html(graph)}</div>",
              "<div id='wb-graph-scroll' class='wb-graph-scroll'></div>"]
     parts += [f"<template id='wb-variant-{esc(value)}'>{_inline_svg(svg)}</template>" for value, svg in templates]
     parts.append("<script type='application/json' id='wb-graph-index'>"

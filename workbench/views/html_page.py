@@ -3,7 +3,7 @@
 `export_html(result, path)` writes what the explorer shows of a result: the partition graph (views/html_graph.py:
 zoomable, searchable, delegates expandable; the matplotlib picture without Graphviz), the reasons, the numerics
 (with the per-tensor trace when the case was traced), the TOSA operators, the error and the lines that reproduce
-it. CSS and JS are inline, pictures are PNG data URIs and the graph inline SVG: the page references no URL.
+it; for an Ethos-U target, Vela's report. CSS and JS are inline, pictures are PNG data URIs and the graph inline SVG: the page references no URL.
 """
 
 from __future__ import annotations
@@ -14,13 +14,14 @@ import os
 from pathlib import Path
 
 from ..core.errors import WorkbenchError
+from ..stack import ethos_u
 from .html_graph import GRAPH_STYLE, graph_section
 from .tables import (figure_png, numerics_figure, numerics_frame, reasons_frame, reproduce_code, tosa_frame,
-                     trace_frame)
+                     trace_frame, VELA_LAYERS_NOTE, vela_frame, vela_note, vela_summary_frame)
 
 EXTENSIONS = (".html", ".htm")
 # Columns of free text, which wrap; every other cell stays on one line.
-FREE_TEXT = {"reason", "note", "judged by", "TOSA compliance", "inputs", "outputs"}
+FREE_TEXT = {"reason", "note", "judged by", "TOSA compliance", "inputs", "outputs", "configuration"}
 
 PAGE_STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 1.2em 2em;
@@ -72,6 +73,8 @@ def result_page(result) -> str:
     sections = [("graph", "Partition graph", graph_section(result)), ("reasons", "Reasons", _reasons(result)),
                 ("numerics", "Numerics", _numerics(result)), ("tosa", "TOSA operators", _tosa(result)),
                 ("error", "Error", _error(result)), ("reproduce", "Reproduce", _reproduce(result))]
+    if ethos_u.is_target(result.profile):
+        sections.insert(4, ("vela", "Vela", _vela(result)))
     body = [f"<h1>{esc(result.case_label)}</h1>",
             f"<p class='wb-outcome'>policy <code>{esc(str(result.policy))}</code> · outcome <b>{esc(str(outcome))}</b>"
             f" · numerics <b>{esc(str(numerics))}</b> · Arm backend {esc(result.arm_backend_label)}"
@@ -131,6 +134,16 @@ def _numerics(result) -> str:
 
 def _tosa(result) -> str:
     return frame_html(tosa_frame(result), "No TOSA operators: nothing was lowered to a delegate.")
+
+
+def _vela(result) -> str:
+    """The summary per delegate and the per-layer table (views/tables.py), or the line saying why there are none."""
+    note = vela_note(result)
+    if note:
+        return f"<p class='wb-vela-note'>{html.escape(note)}</p>"
+    return ("<h3>Per delegate</h3>" + frame_html(vela_summary_frame(result), "")
+            + f"<h3>Per layer</h3><p>{html.escape(VELA_LAYERS_NOTE)}</p>"
+            + frame_html(vela_frame(result), ""))
 
 
 def _error(result) -> str:

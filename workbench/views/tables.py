@@ -6,23 +6,86 @@ from __future__ import annotations
 from ..core.dtypes import INT32_MAX, INT32_MIN
 from ..core.quantization import call_arguments
 from ..core.rows import result_row
-from ..core.text import SUMMARY_COLUMNS, node_tosa_text, readable_reason
+from ..core import vela
+from ..core.text import SUMMARY_COLUMNS, node_tosa_text, placements, readable_reason
+from ..stack import ethos_u
 
 
 def reasons_frame(result):
-    """One row per node: where it was placed and why; a delegated node's TOSA operators (core/text.py's
-    node_tosa_text: 'TRANSPOSE (layout), CONV2D; 4 constants', or 'none: folded ...')."""
+    """One row per node: where it was placed (core/text.py's placements: CPU, TOSA, NPU, "NPU, CPU (Vela)") and
+    why; a delegated node's TOSA operators (core/text.py's node_tosa_text: 'TRANSPOSE (layout), CONV2D;
+    4 constants', or 'none: folded ...')."""
     import pandas as pd
 
     tosa = node_tosa_text(result)
+    placed = placements(result)
     return pd.DataFrame(
         [
-            {"node": n.name, "target": n.target, "dtypes": n.dtype_summary(),
-             "placed": "TOSA" if n.delegated else "CPU", "reason": readable_reason(n.reason or ""),
-             "TOSA": tosa.get(n.name, "")}
+            {"node": n.name, "target": n.target, "dtypes": n.dtype_summary(), "placed": placed[n.name],
+             "reason": readable_reason(n.reason or ""), "TOSA": tosa.get(n.name, "")}
             for n in result.nodes
         ],
         columns=["node", "target", "dtypes", "placed", "reason", "TOSA"],
+    )
+
+
+VELA_SUMMARY_COLUMNS = ["delegate", "configuration", "NPU operators", "CPU operators", "cycles", "inference ms",
+                        "clock MHz", "SRAM KiB", "flash KiB", "MACs"]
+VELA_LAYER_COLUMNS = ["delegate", "TOSA operator", "Vela operator", "placed", "cycles", "% of cycles", "MACs",
+                      "MAC util %", "staging bytes", "FX node"]
+VELA_LAYERS_NOTE = ("Vela's operators in its order (one TOSA operator can become several, and an operator chained "
+                    "into the one before keeps a row of 0 cycles); FX node empty for an operator Vela made itself")
+
+
+def vela_note(result) -> str:
+    """Why a result has no Vela report to show, in one line; "" when it has one."""
+    if not ethos_u.is_target(result.profile):
+        return (f"not an Ethos-U target ({result.profile}): choose ethos-u55-128, ethos-u85-256 or another "
+                "ethos-u target as the profile to see what Vela makes of the case")
+    if any(d.vela is not None for d in result.delegates):
+        return ""
+    error = result.error
+    if error is not None and error.stage == "vela":
+        return f"Vela refused the TOSA graph: {error.root_cause}"
+    if error is not None:
+        return f"Vela did not run: the case ended in its {error.stage} stage ({error.one_line()})"
+    return "Vela did not run: nothing was delegated"
+
+
+def vela_summary_frame(result):
+    """One row per delegate Vela compiled: its operators on the NPU and on the CPU, estimated cycles and
+    inference time at the configuration's clock, SRAM and flash in use, MACs (core/vela.py's VelaReport)."""
+    import pandas as pd
+
+    def row(name, report):
+        flash = report.on_chip_flash_used_bytes + report.off_chip_flash_used_bytes
+        return {"delegate": name, "configuration": f"{report.accelerator_configuration} "
+                f"({report.system_configuration}, {report.memory_mode})",
+                "NPU operators": report.npu_operators, "CPU operators": report.cpu_operators,
+                "cycles": report.total_cycles, "inference ms": round(report.inference_ms, 6),
+                "clock MHz": report.clock_hz / 1e6, "SRAM KiB": round(report.sram_used_bytes / 1024, 1),
+                "flash KiB": round(flash / 1024, 1), "MACs": report.macs}
+
+    return pd.DataFrame([row(d.name, d.vela) for d in result.delegates if d.vela is not None],
+                        columns=VELA_SUMMARY_COLUMNS)
+
+
+def vela_frame(result):
+    """Vela's per-layer rows of every delegate, in its order: the TOSA operator, Vela's operator after its graph
+    optimisation, where it runs (NPU, or CPU for a passthrough), its estimated cycles and share of them, MACs and
+    MAC utilisation, staging (SRAM) bytes, and the FX node it comes from ('' for an operator Vela made itself)."""
+    import pandas as pd
+
+    def percent(value):
+        return None if value is None else round(value, 1)
+
+    return pd.DataFrame(
+        [{"delegate": d.name, "TOSA operator": layer.original_operator, "Vela operator": layer.nng_operator,
+          "placed": layer.placement, "cycles": layer.cycles, "% of cycles": percent(layer.network_cycles_percent),
+          "MACs": layer.macs, "MAC util %": percent(layer.mac_util_percent),
+          "staging bytes": layer.staging_usage_bytes, "FX node": node or ""}
+         for d in result.delegates for layer, node in vela.layer_nodes(d)],
+        columns=VELA_LAYER_COLUMNS,
     )
 
 
