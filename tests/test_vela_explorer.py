@@ -17,7 +17,6 @@ import workbench
 from workbench import views
 from workbench.core import vela
 from workbench.core.outcomes import Outcome
-from workbench.core.records import ErrorInfo
 from workbench.ui import Explorer
 from workbench.ui.explorer import TAB_TITLES
 from workbench.ui.vela_view import status_reason
@@ -26,7 +25,11 @@ from workbench.views.graph_layout import partition_dot
 from workbench.views.graph_svg import legend_html
 from workbench.views.html_page import result_page
 
-from tests.test_ethos_u import conv_block, torch  # noqa: F401  (fixtures: the quantized conv/relu/avgpool model)
+from tests.test_ethos_u import conv_block, refused, torch  # noqa: F401  (fixtures: a quantized conv block; a
+#   graph Vela refuses)
+
+# every test here reads a real Ethos-U compile
+pytestmark = pytest.mark.slow
 
 CONV = "aten_convolution_default"
 
@@ -117,16 +120,15 @@ def test_the_explorer_shows_the_vela_tab_of_an_ethos_u_result_and_a_line_for_ano
     assert "not an Ethos-U target (TOSA-1.0+INT): choose ethos-u55-128" in html.unescape(ui.vela_view.value)
 
 
-def test_a_vela_refusal_is_said_in_velas_words_and_its_accepted_nodes_drawn_failed(npu_result):
-    refusal = "Non-passthrough operation could not run on NPU"
-    error = ErrorInfo(stage="vela", type="RuntimeError", message=refusal, root_cause=refusal,
-                      root_cause_type="RuntimeError", traceback="")
-    result = dataclasses.replace(npu_result, outcome=Outcome.VELA_ERROR, error=error,
-                                 delegates=(dataclasses.replace(npu_result.delegates[0], vela=None),))
-    assert f"Vela refused the TOSA graph: {refusal}" in status_reason(result)
-    assert partition_graph(result).kinds()[CONV] == "failed"
-    assert views.vela_note(result) == f"Vela refused the TOSA graph: {refusal}"
-    assert f"Vela refused the TOSA graph: {refusal}" in result_page(result)
+def test_a_vela_refusal_is_said_in_velas_words_and_its_accepted_nodes_drawn_failed(refused):
+    said = f"Vela refused the TOSA graph: {refused.error.root_cause}"
+    assert "Non-passthrough operation (Transpose)" in said
+    assert said in status_reason(refused)
+    kinds = partition_graph(refused).kinds()
+    assert kinds["aten_permute_copy_default"] == kinds["aten_add_tensor"] == "failed"
+    assert partition_graph(refused).failing() == "aten_permute_copy_default"
+    assert views.vela_note(refused) == said
+    assert html.escape(said) in result_page(refused) or said in result_page(refused)
 
 
 def test_the_page_of_an_ethos_u_result_has_a_vela_section_and_a_tosa_one_none(npu_result, tosa_result):

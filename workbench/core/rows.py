@@ -7,7 +7,7 @@ Sweeps, the results table of views, the text tables of the terminal and reports 
 from __future__ import annotations
 
 from . import vela
-from .outcomes import is_quantize_dequantize
+from .outcomes import Outcome, is_quantize_dequantize
 
 # What Vela reported for an Ethos-U target's case, summed over its delegates (None for a TOSA profile's case):
 # estimated cycles and time, Vela's NPU and CPU operator counts, SRAM and flash used, MACs, and the share of the
@@ -55,7 +55,7 @@ def vela_columns(result) -> dict:
     delegates = result.delegates
     if vela.total(delegates, "total_cycles") is None:
         # an Ethos-U target's case with nothing delegated runs nothing on the NPU; other figures are Vela's only
-        nothing = result.outcome.value == "fallback" and result.profile.startswith(vela.TARGET_PREFIX)
+        nothing = result.outcome is Outcome.FALLBACK and result.profile.startswith(vela.TARGET_PREFIX)
         return {column: None for column in VELA_COLUMNS} | ({"npu_share": 0.0} if nothing else {})
     compute = [n for n in result.nodes if not is_quantize_dequantize(n.target)]
     on_cpu = vela.cpu_placed_nodes(delegates)

@@ -30,7 +30,7 @@ KIND_COLOURS = {
 KIND_LABELS = {
     "tosa": "delegated to TOSA",
     "cpu": "CPU fallback (reason below)",
-    "failed": "accepted, lowering failed",
+    "failed": "accepted, then lowering (or Vela) failed",
     "input": "input / buffer",
 }
 FAILING_EDGE = "#7f0000"  # border and hatch of the node the failing pass was working on

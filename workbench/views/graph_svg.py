@@ -56,7 +56,7 @@ def legend_html(graph: PartitionGraph | None = None) -> str:
               "margin:0 3px 0 10px'></span>{}")
     items = [(KIND_COLOURS["tosa"], "1px solid #37474f", "delegated (box3d: a collapsed delegate)"),
              (KIND_COLOURS["cpu"], "1px solid #37474f", "CPU (island: orange frame)"),
-             (KIND_COLOURS["failed"], "1px solid #37474f", "accepted, lowering failed"),
+             (KIND_COLOURS["failed"], "1px solid #37474f", "accepted, then lowering (or Vela) failed"),
              (KIND_COLOURS["input"], "1px solid #37474f", "input / parameter"),
              ("white", f"2px solid {MATCH_COLOUR}", "search match")]
     if graph is not None and graph.vela_cpu():
