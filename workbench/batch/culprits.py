@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from .. import policies
 from ..core.errors import WorkbenchError
-from ..core.outcomes import COMPILE_FAILURES
+from ..core.outcomes import COMPILE_FAILURES, Outcome
 from ..core.records import CaseResult, NodeRecord
 from ..pipeline import sequence
 from ..pipeline.case import Case
@@ -210,24 +210,29 @@ def _search(trials: _Trials, accepted: list[NodeRecord]) -> list[Culprit]:
     return culprits
 
 
-def _implied(culprits, policy) -> tuple[str, ...]:
-    """One line per culprit: what an allowlist should do about it."""
+def _implied(culprits, policy, outcome) -> tuple[str, ...]:
+    """One line per culprit: what an allowlist, or for a Vela refusal the Ethos-U support checks, should do."""
+    fails = "Vela refuses it" if outcome is Outcome.VELA_ERROR else "fails to lower"
     lines = []
     for culprit in culprits:
         dtypes = f"{','.join(culprit.input_dtypes) or '-'} -> {','.join(culprit.output_dtypes) or '-'}"
         if policy.ops is not None and culprit.target in policy.ops:
-            lines.append(f"remove {culprit.target} from {policy.name} (fails to lower on {dtypes})")
+            lines.append(f"remove {culprit.target} from {policy.name} ({fails} on {dtypes})")
         elif "int64" in culprit.input_dtypes + culprit.output_dtypes:
             lines.append(f"leave {culprit.target} out of an EXT-INT64 allowlist, or take it only without "
-                         f"these operand dtypes (accepted by {policy.name} on {dtypes}, fails to lower)")
+                         f"these operand dtypes (accepted by {policy.name} on {dtypes}, {fails})")
+        elif outcome is Outcome.VELA_ERROR:
+            lines.append(f"keep {culprit.target} off the NPU on {dtypes} where Vela refuses it (accepted by the "
+                         f"Ethos-U partitioner's checks under {policy.name})")
         else:
-            lines.append(f"keep {culprit.target} off TOSA on {dtypes} (accepted by {policy.name}, fails to lower)")
+            lines.append(f"keep {culprit.target} off TOSA on {dtypes} (accepted by {policy.name}, {fails})")
     return tuple(lines)
 
 
 @scoped
 def find_culprits(result: CaseResult) -> CulpritSearch:
-    """For a `lowering_error` or `vela_error` result: a smallest set of accepted nodes whose keeping on CPU lets lowering succeed.
+    """For a `lowering_error` or `vela_error` result: a smallest set of accepted nodes whose keeping on CPU lets
+    lowering (and Vela) succeed.
 
     The search starts from the result's own case (`result.case`: a catalogue case or a model with its inputs,
     policy and passes as they ran); a result read back from a file is rebuilt from its names (Case.from_result,
@@ -256,4 +261,4 @@ def find_culprits(result: CaseResult) -> CulpritSearch:
             break
     groups = len({(n.target, n.input_dtypes, n.output_dtypes) for n in accepted})
     return CulpritSearch(result, tuple(culprits), trials.count, len(accepted), groups, final,
-                         _implied(culprits, case.policy))
+                         _implied(culprits, case.policy, result.outcome))
