@@ -1,7 +1,8 @@
 """The culprit search: which accepted nodes must stay off TOSA for a failed lowering to succeed.
 
-A `lowering_error` says that some node the partitioner accepted cannot be lowered; on a model with many operators
-which one is left to guess. `find_culprits` re-lowers the case with chosen nodes kept on CPU (an extra partition
+A `lowering_error` says that some node the partitioner accepted cannot be lowered, a `vela_error` that Vela
+refused the TOSA graph of an Ethos-U delegate; on a model with many operators which node is to blame is left to
+guess. `find_culprits` re-lowers the case with chosen nodes kept on CPU (an extra partition
 check, as any policy's: executorch is not patched) and searches by adaptive group testing:
 
 1. the accepted nodes are grouped by (target, input dtypes, output dtypes): nodes of one group usually fail
@@ -25,7 +26,7 @@ from dataclasses import dataclass, field
 
 from .. import policies
 from ..core.errors import WorkbenchError
-from ..core.outcomes import Outcome
+from ..core.outcomes import COMPILE_FAILURES
 from ..core.records import CaseResult, NodeRecord
 from ..pipeline import sequence
 from ..pipeline.case import Case
@@ -90,7 +91,8 @@ class CulpritSearch:
         lines = [f"culprit search on {self.case.op} [{self.case.dtype}] {self.case.profile} "
                  f"policy={self.case.policy}"]
         if self.result is None:
-            return lines[0] + f"\nnothing to search: the case ended in {self.case.outcome}, not lowering_error"
+            return lines[0] + (f"\nnothing to search: the case ended in {self.case.outcome}, not "
+                               f"{' or '.join(sorted(str(o) for o in COMPILE_FAILURES))}")
         lines.append(f"{len(self.culprits)} culprit group(s) among {self.candidates} accepted nodes "
                      f"({self.groups} groups by target and dtypes), found in {self.lowerings} lowerings:")
         lines += [f"  - {culprit}" for culprit in self.culprits]
@@ -160,7 +162,7 @@ class _Trials:
         state = Lowering(prepared=self.prepared, case=self._keeping_on_cpu(set(self.candidates) - kept),
                          reuse_export=True)
         error = sequence.run_stages((lower,), state, ignore)
-        return error is not None and state.outcome == Outcome.LOWERING_ERROR
+        return error is not None and state.outcome in COMPILE_FAILURES
 
     def full_run(self, excluded: set[str]) -> CaseResult:
         self.count += 1
@@ -225,13 +227,13 @@ def _implied(culprits, policy) -> tuple[str, ...]:
 
 @scoped
 def find_culprits(result: CaseResult) -> CulpritSearch:
-    """For a `lowering_error` result: a smallest set of accepted nodes whose keeping on CPU lets lowering succeed.
+    """For a `lowering_error` or `vela_error` result: a smallest set of accepted nodes whose keeping on CPU lets lowering succeed.
 
     The search starts from the result's own case (`result.case`: a catalogue case or a model with its inputs,
     policy and passes as they ran); a result read back from a file is rebuilt from its names (Case.from_result,
     which says what a model's result needs). It runs in this process (see the module docstring).
     """
-    if result.outcome != Outcome.LOWERING_ERROR:
+    if result.outcome not in COMPILE_FAILURES:
         return CulpritSearch(result, (), 0, 0, 0, None)
     accepted = [node for node in result.nodes if node.delegated]
     if not accepted:
@@ -250,7 +252,7 @@ def find_culprits(result: CaseResult) -> CulpritSearch:
         excluded = {name for culprit in culprits for name in culprit.nodes}
         final = trials.full_run(excluded)
         remaining = [node for node in final.nodes if node.delegated]
-        if final.outcome != Outcome.LOWERING_ERROR or not remaining:
+        if final.outcome not in COMPILE_FAILURES or not remaining:
             break
     groups = len({(n.target, n.input_dtypes, n.output_dtypes) for n in accepted})
     return CulpritSearch(result, tuple(culprits), trials.count, len(accepted), groups, final,

@@ -6,6 +6,7 @@ Outcome (what the partitioner and lowering did):
   fallback        nothing delegated and no error: the whole program runs on CPU
   lowering_error  conversion to edge, partitioning or TOSA lowering raised
                   (typically: the partitioner accepted a node that lowering cannot carry)
+  vela_error      an Ethos-U target only: TOSA lowering succeeded, then Vela refused the TOSA graph
   export_error    the model could not be quantized or exported with torch.export
   crashed         the isolated child process running the case was killed by a signal (e.g. SIGSEGV in
                   native code); the error names the signal and the stage it was in
@@ -37,6 +38,7 @@ class Outcome(str, Enum):
     PARTIAL = "partial"
     FALLBACK = "fallback"
     LOWERING_ERROR = "lowering_error"
+    VELA_ERROR = "vela_error"
     EXPORT_ERROR = "export_error"
     CRASHED = "crashed"
     TIMEOUT = "timeout"
@@ -64,6 +66,7 @@ class Stage(str, Enum):
     TO_EDGE = "to_edge"
     PARTITION = "partition"
     LOWERING = "lowering"
+    VELA = "vela"  # Vela compiling a delegate's TOSA graph for an Ethos-U target
     REFERENCE = "reference"
     COMPARE = "compare"
 
@@ -80,6 +83,7 @@ FAILURE_OUTCOME: dict[Stage, Outcome] = {
     Stage.TO_EDGE: Outcome.LOWERING_ERROR,
     Stage.PARTITION: Outcome.LOWERING_ERROR,
     Stage.LOWERING: Outcome.LOWERING_ERROR,
+    Stage.VELA: Outcome.VELA_ERROR,
 }
 FAILURE_NUMERICS: dict[Stage, Numerics] = {
     Stage.REFERENCE: Numerics.REFERENCE_ERROR,
@@ -87,7 +91,10 @@ FAILURE_NUMERICS: dict[Stage, Numerics] = {
 }
 
 # Outcomes that mean the case did not get through, and numerics that mean the numbers are not to be trusted.
-FAILED_OUTCOMES = frozenset({Outcome.LOWERING_ERROR, Outcome.EXPORT_ERROR, Outcome.CRASHED, Outcome.TIMEOUT})
+FAILED_OUTCOMES = frozenset({Outcome.LOWERING_ERROR, Outcome.VELA_ERROR, Outcome.EXPORT_ERROR, Outcome.CRASHED,
+                             Outcome.TIMEOUT})
+# Outcomes of a backend that accepted nodes it then could not compile: the culprit search looks for those nodes.
+COMPILE_FAILURES = frozenset({Outcome.LOWERING_ERROR, Outcome.VELA_ERROR})
 FAILED_NUMERICS = frozenset({Numerics.MISMATCH, Numerics.REFERENCE_ERROR})
 # Outcomes of a child process that stopped: never cached, since running again may end differently.
 STOPPED_OUTCOMES = frozenset({Outcome.CRASHED, Outcome.TIMEOUT})
@@ -97,6 +104,7 @@ COLOURS: dict[Outcome, str] = {
     Outcome.PARTIAL: "#aed581",
     Outcome.FALLBACK: "#ff9800",
     Outcome.LOWERING_ERROR: "#e53935",
+    Outcome.VELA_ERROR: "#ad1457",
     Outcome.EXPORT_ERROR: "#8e24aa",
     Outcome.CRASHED: "#5d4037",
     Outcome.TIMEOUT: "#546e7a",
@@ -106,8 +114,14 @@ CODES: dict[Outcome, str] = {
     Outcome.PARTIAL: "P",
     Outcome.FALLBACK: "F",
     Outcome.LOWERING_ERROR: "LE",
+    Outcome.VELA_ERROR: "VE",
     Outcome.EXPORT_ERROR: "EE",
     Outcome.CRASHED: "C",
     Outcome.TIMEOUT: "T",
 }
 MARKS: dict[Numerics, str] = {Numerics.MISMATCH: "X", Numerics.REFERENCE_ERROR: "!"}
+
+
+def is_quantize_dequantize(target: str) -> bool:
+    """Whether an edge target name is a quantize/dequantize op: no compute node (see the module docstring)."""
+    return target.startswith("quantized_decomposed.") and ("quantize_per" in target or "dequantize_per" in target)

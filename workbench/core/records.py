@@ -7,51 +7,10 @@ import base64
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .outcomes import Numerics, Outcome
+from .backend_record import INSTALLED, ArmBackend, label_of  # noqa: F401 (part of what a result is made of)
+from .outcomes import Numerics, Outcome, is_quantize_dequantize  # noqa: F401 (read through records too)
 from .text import case_label, steps_text
-
-INSTALLED = "installed"  # ArmBackend.source of the installed executorch's backend
-
-
-@dataclass(frozen=True)
-class ArmBackend:
-    """Which Arm backend produced a result: the installed executorch's, or the backends/arm of a checkout
-    (how one is chosen and described: stack/arm_backend.py)."""
-
-    source: str  # "installed" or "checkout"
-    executorch: str  # the installed executorch core, which a checkout's backend runs against
-    path: str | None = None  # the checkout's backends/arm folder
-    commit: str | None = None  # git HEAD of the checkout; None when the folder is not in a git work tree
-    dirty: bool | None = None  # uncommitted changes (untracked files included) under backends/arm
-    content: str | None = None  # hash of the folder's files
-
-    @property
-    def label(self) -> str:
-        """One line for tables and reports, e.g. `checkout /src/executorch/backends/arm at 1a2b3c4d5e6f (dirty)`."""
-        if self.source == INSTALLED:
-            return f"installed executorch {self.executorch}"
-        if self.commit is None:
-            return f"checkout {self.path} (no git, content {self.content})"
-        dirty = f" (dirty, content {self.content})" if self.dirty else ""
-        return f"checkout {self.path} at {self.commit[:12]}{dirty}"
-
-    @property
-    def cache_identity(self) -> str:
-        """What the cache keys on: the files that run, not where they are or what git calls them."""
-        return self.label if self.source == INSTALLED else f"checkout content {self.content}"
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict) -> "ArmBackend":
-        return cls(**data)
-
-
-def label_of(recorded: dict) -> str:
-    """The label of a backend as a result records it ("" for results from before backends were recorded)."""
-    return ArmBackend.from_dict(recorded).label if recorded else ""
-
+from .vela import VelaReport
 
 @dataclass(frozen=True)
 class FailingNode:
@@ -119,11 +78,6 @@ class ErrorInfo:
         return cls(**data, failing_node=node)
 
 
-def is_quantize_dequantize(target: str) -> bool:
-    """Whether an edge target name is a quantize/dequantize op: no compute node (core/outcomes.py)."""
-    return target.startswith("quantized_decomposed.") and ("quantize_per" in target or "dequantize_per" in target)
-
-
 @dataclass(frozen=True)
 class NodeRecord:
     """One call_function node of the edge program as the partitioner saw it."""
@@ -156,7 +110,8 @@ class DelegateRecord:
     # TosaOpInfo.to_dict() per operator, in order, and where the Arm backend's debug record says, `fx_node`,
     # `role` and `graph_node` (stages/tosa_provenance.py)
     tosa_ops: tuple[dict, ...]
-    flatbuffer: bytes = field(repr=False)
+    flatbuffer: bytes = field(repr=False)  # the TOSA graph (an Ethos-U delegate's: the one Vela compiled)
+    vela: VelaReport | None = None  # an Ethos-U delegate: what Vela reported compiling it (core/vela.py)
 
     @property
     def tosa_op_names(self) -> list[str]:
@@ -168,6 +123,7 @@ class DelegateRecord:
             "tosa_ops": list(self.tosa_ops),
             "flatbuffer_bytes": len(self.flatbuffer),
             "flatbuffer_base64": base64.b64encode(self.flatbuffer).decode("ascii"),
+            "vela": None if self.vela is None else self.vela.to_dict(),
         }
 
 
@@ -379,7 +335,8 @@ def result_from_dict(data: dict) -> CaseResult:
         error=None if error is None else ErrorInfo.from_dict(error),
         delegates=tuple(
             DelegateRecord(name=d["name"], tosa_ops=tuple(d["tosa_ops"]),
-                           flatbuffer=base64.b64decode(d["flatbuffer_base64"]))
+                           flatbuffer=base64.b64decode(d["flatbuffer_base64"]),
+                           vela=VelaReport.from_dict(d["vela"]) if d.get("vela") else None)
             for d in data.get("delegates", ())
         ),
         outputs=tuple(

@@ -6,14 +6,23 @@ Sweeps, the results table of views, the text tables of the terminal and reports 
 
 from __future__ import annotations
 
+from . import vela
+from .outcomes import is_quantize_dequantize
+
+# What Vela reported for an Ethos-U target's case, summed over its delegates (None for a TOSA profile's case):
+# estimated cycles and time, Vela's NPU and CPU operator counts, SRAM and flash used, MACs, and the share of the
+# case's compute nodes that run on the NPU (delegated, and not placed on the CPU by Vela).
+VELA_COLUMNS = ("npu_share", "vela_cycles", "vela_ms", "vela_npu_ops", "vela_cpu_ops", "vela_sram_kib",
+                "vela_flash_kib", "vela_macs")
 RESULT_COLUMNS: tuple[str, ...] = (
     "op", "dtype", "quantization", "profile", "policy", "transform_passes", "outcome", "numerics", "reason",
     "root_cause", "error_stage", "max_abs_error", "max_steps", "mismatches", "beyond_int32", "seconds", "cached",
     "torch", "executorch", "tosa_tools", "arm_backend", "failing_pass", "failing_node", "first_divergence",
+    *VELA_COLUMNS,
 )
 # Columns added after results were first saved, with the value that rows saved before them mean.
 LATER_COLUMNS = {"transform_passes": "", "quantization": "", "failing_pass": "", "failing_node": "",
-                 "max_steps": None, "first_divergence": ""}
+                 "max_steps": None, "first_divergence": "", **{column: None for column in VELA_COLUMNS}}
 # Columns that say how a row was obtained, not what the case did: two runs of the same case may differ in them.
 RUN_COLUMNS = ("seconds", "cached")
 
@@ -37,4 +46,24 @@ def result_row(result, cached: bool = False) -> dict:
         "failing_node": error.failing_node.label() if error and error.failing_node else "",
         # a traced case: the FX node where its tensors first leave tolerance (TraceRow.fx_node)
         "first_divergence": (result.first_divergence.fx_node or "") if result.first_divergence else "",
+        **vela_columns(result),
+    }
+
+
+def vela_columns(result) -> dict:
+    """The VELA_COLUMNS of one CaseResult."""
+    delegates = result.delegates
+    if vela.total(delegates, "total_cycles") is None:
+        return {column: None for column in VELA_COLUMNS}
+    compute = [n for n in result.nodes if not is_quantize_dequantize(n.target)]
+    on_cpu = vela.cpu_placed_nodes(delegates)
+    on_npu = [n for n in compute if n.delegated and n.name not in on_cpu]
+    flash = vela.total(delegates, "off_chip_flash_used_bytes") + vela.total(delegates, "on_chip_flash_used_bytes")
+    return {
+        "npu_share": round(len(on_npu) / len(compute), 4) if compute else None,
+        "vela_cycles": vela.total(delegates, "total_cycles"),
+        "vela_ms": round(vela.total(delegates, "inference_seconds") * 1000, 6),
+        "vela_npu_ops": vela.total(delegates, "npu_operators"), "vela_cpu_ops": vela.total(delegates, "cpu_operators"),
+        "vela_sram_kib": round(vela.total(delegates, "sram_used_bytes") / 1024, 3),
+        "vela_flash_kib": round(flash / 1024, 3), "vela_macs": vela.total(delegates, "macs"),
     }

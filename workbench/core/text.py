@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import textwrap
 
+from . import vela
 from .rows import result_row
 
 # executorch's operator checks start a reason with the operator's repr and schema ("<EdgeOpOverload:
@@ -75,13 +76,14 @@ def format_result(result) -> str:
         if result.error.failing_pass or result.error.failing_node or result.error.failing_unknown_reason:
             lines.append(f"failing: {result.error.failing_line()}")
     if result.nodes:
-        rows = [
-            [n.name, n.target, n.dtype_summary(), "TOSA" if n.delegated else "CPU", readable_reason(n.reason or "")]
-            for n in result.nodes
-        ]
+        placed = placements(result)
+        rows = [[n.name, n.target, n.dtype_summary(), placed[n.name], readable_reason(n.reason or "")]
+                for n in result.nodes]
         lines += ["", table(rows, ["node", "target", "dtypes", "placed", "reason"], max_width=70, wrap="reason")]
     for delegate in result.delegates:
         lines.append(f"{delegate.name}: TOSA {' -> '.join(delegate.tosa_op_names) or '(no operators)'}")
+        if delegate.vela is not None:
+            lines.append(f"  Vela: {vela.summary_line(delegate.vela)}")
     lines += provenance_lines(result)
     for out in result.outputs:
         status = "match" if out.match else "MISMATCH"
@@ -104,6 +106,21 @@ def format_result(result) -> str:
     timing = " ".join(f"{k}={v:.2f}s" for k, v in result.timings.items())
     lines.append(f"timings: {timing}")
     return "\n".join(lines)
+
+
+def placements(result) -> dict[str, str]:
+    """Where each node runs, in a word: CPU, TOSA (a TOSA delegate), NPU (an Ethos-U delegate Vela compiled), or
+    "NPU, CPU (Vela)" for a delegated node some of whose TOSA operators Vela placed on the CPU."""
+    on_cpu = vela.cpu_placed_nodes(result.delegates)
+    # an Ethos-U target's delegates are all compiled by Vela (executorch's EthosUBackend)
+    npu = any(d.vela is not None for d in result.delegates)
+    found = {}
+    for node in result.nodes:
+        if not node.delegated:
+            found[node.name] = "CPU"
+        else:
+            found[node.name] = ("NPU, CPU (Vela)" if node.name in on_cpu else "NPU") if npu else "TOSA"
+    return found
 
 
 _ROLE_WORDS = {"layout transpose": "layout"}

@@ -29,6 +29,7 @@ from ..core.records import label_of
 from ..core.text import case_label
 from ..stack import arm_backend, loader, profiles
 from ..stack.profiles import Profile
+from ..stages import quantize as quantize_stage
 from ..stages import transform_passes as transform_passes_stage
 from ..stages.state import Prepared
 
@@ -149,20 +150,28 @@ class Case:
     @property
     def export_key(self) -> tuple:
         """What its profile-independent stages depend on: cases with one key share one export (a quantized case
-        is quantized for its TOSA version, in its configuration)."""
-        version = self.profile.version if self.quantize else None
+        is quantized for the profile its quantizer is made for, in its configuration; every accelerator of an
+        Ethos-U family shares the family's)."""
         source = (self.name, self.dtype, self.seed) if self.entry is not None else ("model", id(self.module))
-        return (*source, version, self.quantization_name)
+        return (*source, self.quantizer_profile, self.quantization_name)
+
+    @property
+    def quantizer_profile(self) -> str | None:
+        """The TOSA profile its quantizer is made for (stages/quantize.py); None for a case that is not quantized."""
+        return quantize_stage.quantizer_profile(self.profile, self.quantization) if self.quantize else None
 
     def prepared(self) -> Prepared:
         """The state its profile-independent stages start from (a catalogue entry's module and inputs built now)."""
-        version = self.profile.version if self.quantize else None
+        quantizer = self.quantizer_profile
+        target = self.profile.target if self.quantize else None
         if self.entry is not None:
             return Prepared(label=self.name, dtype=self.dtype, seed=self.seed, module=self.entry.module(self.dtype),
-                            inputs=self.entry.inputs(self.dtype, self.seed), quantize_version=version,
-                            quantization=self.quantization, dynamic_shapes=self.entry.dynamic_shapes())
+                            inputs=self.entry.inputs(self.dtype, self.seed), quantizer_profile=quantizer,
+                            quantization=self.quantization, quantize_target=target,
+                            dynamic_shapes=self.entry.dynamic_shapes())
         return Prepared(label=self.name, dtype=self.dtype, seed=None, module=self.module, inputs=self.inputs,
-                        quantize_version=version, quantization=self.quantization, dynamic_shapes=self.dynamic_shapes)
+                        quantizer_profile=quantizer, quantization=self.quantization, quantize_target=target,
+                        dynamic_shapes=self.dynamic_shapes)
 
     def check_backend(self) -> None:
         """Refuse to run a case made for another Arm backend than this process runs."""

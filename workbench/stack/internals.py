@@ -180,6 +180,11 @@ HOOKS: dict[str, Hook] = {h.key: h for h in (
          "which TOSA operators each delegated node became, from the Arm backend's own debug record "
          "(stack/tosa_debug.py)", "TOSA provenance: delegated nodes and TOSA operators are not matched", True,
          lambda: importlib.import_module(".tosa_debug", __package__).probe()),
+    Hook("ethos_u", "executorch.backends.arm.ethosu.backend.vela_compile (wrapped during lowering), "
+         "EthosUCompileSpec._default_system_config_and_memory_mode / ._tosa_spec_for_target",
+         "Ethos-U targets: executorch's Ethos-U flow, each Vela compile's reports and refusals (stack/ethos_u.py, "
+         "stack/vela_capture.py)", "Ethos-U targets (ethos-u55-128, ...)", False,
+         lambda: importlib.import_module(".ethos_u", __package__).probe(), probe_at_load=False),
     Hook("arm_test_suite", "executorch.backends.arm.test (tester/test_pipeline.py pipelines, ArmTester, "
          "common.parametrize)", "reading executorch's own Arm tests as cases (stack/arm_test_capture.py)",
          "executorch's Arm tests as cases (`workbench sweep --arm-tests`, `workbench.cases.from_arm_tests`)", False,

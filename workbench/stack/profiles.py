@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..core.errors import ProfileError
-from . import internals, loader
+from . import ethos_u, internals, loader
 
 PRESETS: tuple[str, ...] = (
     "TOSA-1.0+INT",
@@ -21,6 +21,7 @@ PRESETS: tuple[str, ...] = (
     "TOSA-1.0+INT+int16",
     "TOSA-1.0+INT+u55",
     "TOSA-1.0+INT+FP",
+    *ethos_u.ACCELERATORS,
 )
 # The profiles a sweep or comparison takes when none are given: the stock INT profile, and TOSA 1.1 INT with the
 # EXT-INT64 extension declared (the question of the EXT-INT64 review).
@@ -32,13 +33,21 @@ INT_AND_FP_WITH_AND_WITHOUT_INT64: tuple[str, ...] = ("TOSA-1.0+INT", "TOSA-1.1+
 
 @dataclass(frozen=True)
 class Profile:
-    """A validated profile: the string as given plus what executorch parsed from it."""
+    """A validated profile: the string as given plus what executorch parsed from it. An Ethos-U target
+    (`ethos-u55-128`, stack/ethos_u.py) is one too: its name is the target's, the rest is read from the TOSA
+    specification executorch compiles its graphs for, and `target` holds it."""
 
     name: str
     version: str
     profiles: tuple[str, ...]
     extensions: tuple[str, ...]
     u55: bool
+    target: ethos_u.Target | None = None
+
+    @property
+    def tosa_spec(self) -> str:
+        """The TOSA profile string executorch lowers for: the name, or an Ethos-U target's specification."""
+        return self.name if self.target is None else ethos_u.tosa_specification(self.target.accelerator)
 
     @property
     def supports_int(self) -> bool:
@@ -69,6 +78,7 @@ def valid_forms() -> str:
         for profile in spec_profiles:
             extensions = type(spec).valid_extensions.get(profile, ())
             lines.append(f"extensions of TOSA-{version}+{profile}: {', '.join(extensions)}")
+    lines += ethos_u.describe_targets()
     lines.append(f"presets: {', '.join(PRESETS)}")
     return "\n".join(lines)
 
@@ -82,6 +92,11 @@ def parse(profile: str | Profile) -> Profile:
     if not isinstance(profile, str) or not profile.strip():
         raise ProfileError(f"a profile must be a non-empty string like 'TOSA-1.0+INT', got {profile!r}; "
                            f"{_SHORT_FORM}")
+    if ethos_u.is_target(profile):
+        target = ethos_u.parse(profile)
+        version, profiles, extensions, u55 = _fields(ethos_u.tosa_specification(target.accelerator))
+        return Profile(name=target.name, version=version, profiles=profiles, extensions=extensions, u55=u55,
+                       target=target)
     name = _spelled(profile.strip())
     try:
         parsed = _spec_module().TosaSpecification.create_from_string(name)
@@ -94,8 +109,13 @@ def parse(profile: str | Profile) -> Profile:
     return Profile(name=name, version=version, profiles=profiles, extensions=extensions, u55=u55)
 
 
+def _fields(tosa_spec: str) -> tuple:
+    return internals.tosa_spec_fields(_spec_module().TosaSpecification.create_from_string(tosa_spec))
+
+
 _SHORT_FORM = ("Valid: TOSA-<version>+<PROFILE>[+<PROFILE>][+<extension>...], versions: 1.0, 1.1, profiles INT and FP, "
-               "e.g. TOSA-1.0+INT or TOSA-1.1+INT+int64; `workbench profiles` lists each profile's extensions")
+               "e.g. TOSA-1.0+INT or TOSA-1.1+INT+int64, or an Ethos-U target such as ethos-u55-128; "
+               "`workbench profiles` lists each profile's extensions and the targets")
 
 
 def _spelled(name: str) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import importlib.metadata
 
-PACKAGES = ("torch", "executorch", "tosa-tools")
+PACKAGES = ("torch", "executorch", "tosa-tools", "ethos-u-vela")
 
 
 @functools.lru_cache(maxsize=None)

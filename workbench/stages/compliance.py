@@ -17,7 +17,7 @@ import dataclasses
 from ..core import dtypes as _dtypes
 from ..core.outcomes import Numerics, Stage
 from ..stack import conformance, loader
-from .state import Lowering
+from .state import Lowering, tosa_graph_of
 from .tosa_flatbuffer import input_names, output_names, read_operators
 
 NAME = "compliance"
@@ -69,7 +69,7 @@ def _verdict(state: Lowering, out, source, eager):
     runs = [r for r in state.delegate_runs if r.lowered_module is lowered]
     if len(runs) != 1:
         return f"its delegate ran {len(runs)} times"
-    flatbuffer = bytes(lowered.processed_bytes)
+    flatbuffer = tosa_graph_of(lowered)
     outputs = output_names(flatbuffer)
     path = _operators_reaching(read_operators(flatbuffer), outputs[index])
     computing = [op for op in path if op.op not in conformance.DATA_MOVEMENT]

@@ -1,7 +1,9 @@
-"""to_edge, partition and TOSA lowering: executorch's `to_edge_transform_and_lower` with the recording partitioner.
+"""to_edge, partition and TOSA lowering: executorch's `to_edge_transform_and_lower` with the recording partitioner,
+and for an Ethos-U target Vela, which executorch's Ethos-U backend runs on each delegate's TOSA graph in that call.
 
-executorch does all three in one call; which of them a failure belongs to is told by how far the partitioner
-got (`failed_stage`). After a successful lowering the state holds the lowered program, its delegates with their
+executorch does all of it in one call; which stage a failure belongs to is told by how far the partitioner got and
+whether Vela refused (`failed_stage`: a refusal is the `vela` stage, outcome vela_error). Each Vela compile is
+kept (stack/vela_capture.py): its report goes into the delegate's record, its time into the timings as `vela`. After a successful lowering the state holds the lowered program, its delegates with their
 TOSA operators, and the outcome: `fallback` (nothing delegated: no later stage runs), `partial` or `delegated`.
 """
 
@@ -13,25 +15,27 @@ import copy
 from ..core.errors import StackError
 from ..core.outcomes import Outcome, Stage
 from ..core.records import DelegateRecord
-from ..stack import internals, loader, tosa_debug
+from ..stack import internals, loader, tosa_debug, vela_capture
 from . import tosa_provenance
 from .partition import lowered_layout, make_partitioner
-from .state import Lowering
+from .state import Lowering, tosa_graph_of
 from .tosa_flatbuffer import read_operators
 from .transform_passes import instances
 
 NAME = "lower"
 ANNOUNCE = Stage.TO_EDGE
+NESTED = ("vela",)  # executorch's Ethos-U backend runs Vela inside the lowering call; timed apart
 
 
 def run(state: Lowering) -> None:
     arm = loader.arm()
     prepared = state.prepared
     exported = copy.deepcopy(prepared.exported) if state.reuse_export else prepared.exported
-    state.partitioner = make_partitioner(state.profile.name, state.policy.checks(state.profile),
+    state.partitioner = make_partitioner(state.profile, state.policy.checks(state.profile),
                                          on_stage=state.observe, notes=state.notes)
     recording = contextlib.nullcontext([]) if internals.degraded("tosa_provenance") else tosa_debug.recording()
-    with recording as debug_records:
+    compiling = vela_capture.recording() if state.profile.target is not None else contextlib.nullcontext([])
+    with recording as debug_records, compiling as state.vela_runs:
         edge = arm.to_edge_transform_and_lower(
             exported,
             transform_passes=instances(state.transform_passes) or None,
@@ -41,10 +45,16 @@ def run(state: Lowering) -> None:
         )
     state.program = edge.exported_program()
     state.lowered, state.cpu_compute = lowered_layout(state.program.graph_module)
-    state.delegates = [_delegate_record(module, index, debug_records, state)
-                       for index, module in enumerate(state.lowered)]
+    vela_runs = list(state.vela_runs)
     for index, module in enumerate(state.lowered):
         module._workbench_label = f"delegate_{index}"  # how notes about this delegate name it
+        run = _vela_run_of(module, vela_runs)
+        if run is not None:
+            module._workbench_tosa = run.tosa_flatbuffer  # what the reference model runs (state.tosa_graph_of)
+    state.delegates = [_delegate_record(module, index, debug_records, state)
+                       for index, module in enumerate(state.lowered)]
+    if state.vela_runs:
+        state.timings["vela"] = round(sum(run.seconds for run in state.vela_runs), 6)
     if not state.lowered:
         state.outcome, state.done = Outcome.FALLBACK, True
     else:
@@ -52,6 +62,8 @@ def run(state: Lowering) -> None:
 
 
 def failed_stage(state: Lowering) -> Stage:
+    if any(run.refusal for run in state.vela_runs):
+        return Stage.VELA
     partitioner = state.partitioner
     if partitioner is not None and partitioner.records is not None:
         return Stage.LOWERING
@@ -62,12 +74,16 @@ def _delegate_record(lowered_module, index: int, debug_records: list, state: Low
     """The delegate's operators, each with the node it came from where the Arm backend's debug record of this
     flatbuffer says (the first record of the same bytes: delegates lowered alike take one each in turn); the
     operators of each of its nodes go into `state.node_tosa_ops`. A record that cannot be read is a note."""
-    flatbuffer = bytes(lowered_module.processed_bytes)
+    flatbuffer = tosa_graph_of(lowered_module)
+    run = _vela_run_of(lowered_module, state.vela_runs)
+    vela = None if run is None else run.report
+    if run is not None and run.report_problem:
+        state.notes.append(f"delegate_{index}: Vela's report could not be read: {run.report_problem}")
     try:
         ops = tuple(op.to_dict() for op in read_operators(flatbuffer))
     except Exception as exc:  # an unreadable flatbuffer is itself worth showing, not fatal
         ops = ({"op": f"<unreadable flatbuffer: {exc}>", "inputs": [], "outputs": []},)
-        return DelegateRecord(name=f"delegate_{index}", tosa_ops=ops, flatbuffer=flatbuffer)
+        return DelegateRecord(name=f"delegate_{index}", tosa_ops=ops, flatbuffer=flatbuffer, vela=vela)
     record = next((r for r in debug_records if r.flatbuffer == flatbuffer), None)
     if record is not None:
         debug_records.remove(record)
@@ -78,4 +94,10 @@ def _delegate_record(lowered_module, index: int, debug_records: list, state: Low
         else:
             ops = tuple(attributed)
             state.node_tosa_ops.update(per_node)
-    return DelegateRecord(name=f"delegate_{index}", tosa_ops=ops, flatbuffer=flatbuffer)
+    return DelegateRecord(name=f"delegate_{index}", tosa_ops=ops, flatbuffer=flatbuffer, vela=vela)
+
+
+def _vela_run_of(lowered_module, runs: list):
+    """The Vela compile whose output became this delegate (None for a TOSA delegate)."""
+    processed = bytes(lowered_module.processed_bytes)
+    return next((run for run in runs if run.processed_bytes == processed), None)

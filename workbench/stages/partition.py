@@ -1,4 +1,4 @@
-"""Partition with executorch's own TOSAPartitioner and keep what it decided, node by node (a helper of the
+"""Partition with executorch's own TOSAPartitioner (EthosUPartitioner for an Ethos-U target) and keep what it decided, node by node (a helper of the
 lower stage: executorch partitions inside the same call that lowers).
 
 A policy's checks may include acceptances (policies/accepts.py: objects with `accepts_node(target,
@@ -18,7 +18,7 @@ import operator
 
 from ..core.failures import stable_text
 from ..core.records import NodeRecord, is_quantize_dequantize
-from ..stack import internals, loader
+from ..stack import ethos_u, internals, loader
 from ..stack.internals import target_name
 
 NO_REASON = "not delegated; the partitioner reported no reason"
@@ -120,11 +120,13 @@ def _accepting_support_class():
 
 
 @functools.lru_cache(maxsize=None)
-def _recording_partitioner_class():
-    arm = loader.arm()
+def _recording_partitioner_class(ethos_u_target: bool = False):
+    """The recording subclass of executorch's TOSAPartitioner, or of its EthosUPartitioner (a TOSAPartitioner whose
+    delegation spec names the Ethos-U backend) for an Ethos-U target."""
+    base = ethos_u.partitioner_class() if ethos_u_target else loader.arm().TOSAPartitioner
 
-    class RecordingTOSAPartitioner(internals.with_operator_support_hook(arm.TOSAPartitioner)):
-        """executorch's TOSAPartitioner, unchanged, that also keeps its decisions and rejection reasons."""
+    class RecordingTOSAPartitioner(internals.with_operator_support_hook(base)):
+        """executorch's partitioner, unchanged, that also keeps its decisions and rejection reasons."""
 
         entered = False
         records: list[NodeRecord] | None = None
@@ -164,13 +166,16 @@ def _recording_partitioner_class():
     return RecordingTOSAPartitioner
 
 
-def make_partitioner(profile: str, additional_checks=(), on_stage=None, notes: list | None = None):
-    """The recording partitioner; `additional_checks` may hold acceptances (module docstring), which are taken
-    out of the checks; notes about the nodes they accept are appended to `notes`."""
+def make_partitioner(profile, additional_checks=(), on_stage=None, notes: list | None = None):
+    """The recording partitioner for a stack.profiles.Profile (a TOSA profile, or an Ethos-U target: then executorch's
+    EthosUPartitioner with the target's EthosUCompileSpec); `additional_checks` may hold acceptances (module
+    docstring), which are taken out of the checks; notes about the nodes they accept are appended to `notes`."""
     arm = loader.arm()
     acceptances = tuple(c for c in additional_checks if hasattr(c, "accepts_node"))
     checks = [c for c in additional_checks if not hasattr(c, "accepts_node")]
-    partitioner = _recording_partitioner_class()(arm.TosaCompileSpec(profile), additional_checks=checks or None)
+    target = profile.target
+    spec = ethos_u.compile_spec(target) if target is not None else arm.TosaCompileSpec(profile.name)
+    partitioner = _recording_partitioner_class(target is not None)(spec, additional_checks=checks or None)
     partitioner.on_stage, partitioner.acceptances, partitioner.notes = on_stage, acceptances, notes
     return partitioner
 

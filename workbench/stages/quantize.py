@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..core.outcomes import Stage
 from ..core.quantization import DEFAULT, Quantization
-from ..stack import loader
+from ..stack import ethos_u, loader
 from .state import Prepared, flatten_outputs
 
 NAME = "quantize"
@@ -17,12 +17,13 @@ ANNOUNCE = Stage.QUANTIZE
 
 
 def applies(state: Prepared) -> bool:
-    return state.quantize_version is not None
+    return state.quantizer_profile is not None
 
 
 def run(state: Prepared) -> None:
     torch = loader.torch()
-    state.module = quantize(state.module, state.inputs, state.quantize_version, state.quantization)
+    state.module = quantize(state.module, state.inputs, state.quantizer_profile, state.quantization,
+                            target=state.quantize_target)
     with torch.no_grad():
         state.expected = flatten_outputs(state.module(*state.inputs))
     state.output_quantization = output_quantization(state.module)
@@ -43,22 +44,35 @@ def output_quantization(module) -> list:
     return found
 
 
-def quantizer_profile(version: str, quantization: Quantization) -> str:
-    """The profile the quantizer is made for: the INT profile of the case's TOSA version, with +int16 for 16-bit
-    activations (as executorch's TosaPipelineINT builds it), so one quantized model serves every profile of that
-    version."""
-    return f"TOSA-{version}+INT" + ("+int16" if quantization.activations == "int16" else "")
+def quantizer_profile(profile, quantization: Quantization) -> str:
+    """The TOSA profile the quantizer is made for, as executorch's pipelines make it: the one the partitioner gets
+    (its quantizer and partitioner share one compile spec: TosaPipelineINT, OpNotSupportedPipeline), with +int16
+    for 16-bit activations (as TosaPipelineINT adds it). The whole profile matters: the quantizer's own passes
+    read it (under +u55 the Arm backend keeps masked_fill whole, executorch/backends/arm/common/
+    arm_compile_spec.py::ArmCompileSpec._create_default_pipeline_config). An Ethos-U target's is its TOSA
+    specification; a profile without INT quantizes for the INT profile of its version."""
+    if profile.target is not None:
+        return profile.tosa_spec
+    named = profile.name if profile.supports_int else f"TOSA-{profile.version}+INT"
+    wants_int16 = quantization.activations == "int16" and not profile.declares("int16")
+    return named + ("+int16" if wants_int16 else "")
 
 
-def quantize(module, inputs: tuple, version: str, quantization: Quantization | None = None):
+def quantize(module, inputs: tuple, profile: str, quantization: Quantization | None = None, *, target=None):
     """The PT2E-converted model (float in, float out, quantize/dequantize inside), calibrated on `inputs`, as
-    executorch's TosaPipelineINT quantizes: its global config (and with +io its I/O config) is the configuration's."""
+    executorch's TosaPipelineINT quantizes, for the TOSA `profile` (quantizer_profile): its global config (and with
+    +io its I/O config) is the configuration's.
+    For an Ethos-U target (stack/ethos_u.py) the quantizer is executorch's EthosUQuantizer for it, as its
+    EthosU55PipelineINT / EthosU85PipelineINT quantize."""
     torch = loader.torch()
     arm_quantizer = loader.import_arm("executorch.backends.arm.quantizer")
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
     quantization = quantization or DEFAULT
-    quantizer = arm_quantizer.TOSAQuantizer(loader.arm().TosaCompileSpec(quantizer_profile(version, quantization)))
+    if target is not None:
+        quantizer = ethos_u.quantizer(target)
+    else:
+        quantizer = arm_quantizer.TOSAQuantizer(loader.arm().TosaCompileSpec(profile))
     if quantization.activations == "int16":
         epsilon = {} if quantization.epsilon is None else {"epsilon": quantization.epsilon}
         config = arm_quantizer.get_symmetric_a16w8_quantization_config(is_per_channel=quantization.per_channel,

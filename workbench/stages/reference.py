@@ -7,7 +7,7 @@ from typing import Any
 
 from ..core.outcomes import Stage
 from ..stack import loader, native_output
-from .state import Lowering, flatten_outputs
+from .state import Lowering, flatten_outputs, tosa_graph_of
 from .tosa_flatbuffer import input_names
 
 NAME = "reference"
@@ -75,7 +75,7 @@ def run_delegate(lowered_module, inputs, notes: list | None = None, runs: list |
     with silence_native_stdout():
         try:
             outputs, status = trm.run(
-                lowered_module.processed_bytes, arrays, verbosity="NONE", initialize_variable_tensor_from_numpy=True
+                tosa_graph_of(lowered_module), arrays, verbosity="NONE", initialize_variable_tensor_from_numpy=True
             )
         except ValueError as exc:  # it refuses to load some graphs (e.g. a dynamic dimension of -1) by raising
             raise ReferenceModelError(f"reference model returned an error loading the graph: {exc}") from None
@@ -109,7 +109,7 @@ def _graph_inputs(lowered_module, inputs) -> list:
     """
     user_inputs = [n for n in lowered_module.original_module.graph_signature.user_inputs if isinstance(n, str)]
     by_name = dict(zip(user_inputs, inputs))
-    wanted = input_names(lowered_module.processed_bytes)
+    wanted = input_names(tosa_graph_of(lowered_module))
     if len(user_inputs) == len(inputs) and all(name in by_name for name in wanted):
         return [by_name[name] for name in wanted]
     return list(inputs)

@@ -28,8 +28,9 @@ class Prepared:
     seed: int | None
     module: Any
     inputs: tuple
-    quantize_version: str | None = None  # the TOSA version whose INT profile quantizes the model; None: float
+    quantizer_profile: str | None = None  # the TOSA profile the quantizer is made for (stages/quantize.py); None: float
     quantization: Any = None  # core.quantization.Quantization: how it is quantized (None: float)
+    quantize_target: Any = None  # stack.ethos_u.Target whose EthosUQuantizer quantizes it (None: TOSAQuantizer)
     dynamic_shapes: Any = None
     expected: list | None = None  # eager outputs, flat
     # per output of a quantized model, the (scale, zero point) of its dequantize node; None where it has none
@@ -56,6 +57,7 @@ class Lowering:
     lowered: list = field(default_factory=list)  # lowered delegate modules, in call order
     cpu_compute: list = field(default_factory=list)  # targets of compute nodes left on CPU
     delegates: list = field(default_factory=list)  # DelegateRecords
+    vela_runs: list = field(default_factory=list)  # stack.vela_capture.VelaRun of each Vela compile (Ethos-U)
     node_tosa_ops: dict = field(default_factory=dict)  # edge node name -> the TOSA operators it became
     actual: list | None = None  # the lowered program's outputs, flat
     delegate_runs: list = field(default_factory=list)  # reference.DelegateRun of each delegate call, in order
@@ -101,3 +103,10 @@ def flatten_outputs(out) -> list:
     for item in out if isinstance(out, (list, tuple)) else [out]:
         flat += flatten_outputs(item) if isinstance(item, (list, tuple)) else [item]
     return flat
+
+
+def tosa_graph_of(lowered_module) -> bytes:
+    """A delegate's TOSA flatbuffer: its processed bytes, or for an Ethos-U delegate, whose processed bytes are the
+    command stream Vela compiled, the TOSA graph Vela was given (kept by stages/lower.py)."""
+    kept = getattr(lowered_module, "_workbench_tosa", None)
+    return kept if kept is not None else bytes(lowered_module.processed_bytes)

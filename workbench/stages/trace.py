@@ -31,7 +31,7 @@ from ..core.records import TraceRow
 from ..stack import loader, tosa_trace
 from .compare import _values, compare_output
 from .reference import ReferenceModelError, _to_torch, lowered_module_label, silence_native_stdout
-from .state import Lowering
+from .state import Lowering, tosa_graph_of
 from .tosa_flatbuffer import input_names, output_names, read_operators
 
 NAME = "trace"
@@ -61,7 +61,7 @@ def run(state: Lowering) -> None:
 def trace_call(delegate_run, delegate: str, case_dtype: str | None) -> list[TraceRow]:
     """The rows of one delegate call, in graph order: the graph's inputs, then each operator's outputs."""
     lowered = delegate_run.lowered_module
-    flatbuffer = bytes(lowered.processed_bytes)
+    flatbuffer = tosa_graph_of(lowered)
     operators = read_operators(flatbuffer, main_block_only=True)
     inputs = input_names(flatbuffer)
     made = [(op.op, tensor) for op in operators for tensor in op.outputs if tensor.dtype != "SHAPE"]

@@ -255,7 +255,7 @@ class Explorer(widgets.VBox):
             self._clear_lazy_tabs()
             self.save_button.disabled = not result.delegates
             # A result made here holds its case (a model's too); one read back from a file, a catalogue case's names.
-            searchable = result.outcome == Outcome.LOWERING_ERROR and (
+            searchable = result.outcome in COMPILE_FAILURES and (
                 result.case is not None or result.op in catalogue.CATALOGUE)
             self.culprits_button.disabled = not searchable
             self.culprits_html.value = self.save_status.value = ""

@@ -89,7 +89,7 @@ def _short_target(target: str) -> str:
 
 def partition_graph(result) -> PartitionGraph:
     graph = PartitionGraph()
-    failed = result.outcome is Outcome.LOWERING_ERROR
+    failed = result.outcome in COMPILE_FAILURES
     computed = {record.name for record in result.nodes}
     for record in result.nodes:
         for arg in record.args:
@@ -264,7 +264,7 @@ def _title(result, graph: PartitionGraph) -> str:
     """The case and outcome; after a lowering error whose failing node is not drawn, where it was raised."""
     title = f"{result.case_label}: {result.outcome.value}"
     error = result.error
-    if result.outcome is Outcome.LOWERING_ERROR and error is not None and not graph.failing():
+    if result.outcome in COMPILE_FAILURES and error is not None and not graph.failing():
         if error.failing_pass or error.failing_node:
             title += "\n" + textwrap.fill(error.failing_line(), 100)
     return title
