@@ -23,6 +23,9 @@ AGREEMENT_FILES = [
 # CI cost: the first CAP parametrizations of each test function (every function of every file is still read).
 CAP = 2
 ETHOS_U_NAMES = ("u55_INT", "u85_INT")
+# Five op test files with u55 and u85 tests: EthosU55PipelineINT, EthosU85PipelineINT, OpNotSupportedPipeline(u55)
+ETHOS_U_FILES = ["ops/test_add.py", "ops/test_relu.py", "ops/test_avg_pool2d.py", "ops/test_masked_fill.py",
+                 "ops/test_where.py"]
 CUMSUM_FP = "ops/test_cumsum.py::test_cumsum_tosa_FP"
 NEW_PARAM = '        "1d_dim0_checkout": lambda: (torch.rand(7), 0),\n'
 CUMSUM_PARAMETRIZE = '@common.parametrize("test_data", CumsumModule.test_parameters)\ndef test_cumsum_tosa_FP'
@@ -108,6 +111,22 @@ def test_the_workbench_agrees_with_executorchs_own_arm_tests():
     assert (table.loc[table["agrees"], "disagreement"] == "").all()
 
 
+@pytest.mark.slow
+def test_every_ethos_u_verdict_agrees_with_executorchs_u55_and_u85_tests():
+    # CI cost: the first parametrization of each test function (all of them: 181 cases, 181 agree, 265 s)
+    cases = from_arm_tests(ETHOS_U_FILES, cap=1)
+    ethos_u = [c.test_id for c in cases if any(part in c.test for part in ETHOS_U_NAMES)]
+    table = run_arm_tests(cases, only=ethos_u, workers=None, progress=False)
+    print(agreement_text(table))
+    assert len(table) == len(ethos_u) and set(ETHOS_U_FILES) == set(table["file"])
+    assert table["agrees"].all(), agreement_text(table)
+    assert {"ethos-u55-128", "ethos-u85-128:Ethos_U85_SYS_DRAM_Mid:Shared_Sram", "TOSA-1.0+INT+u55"} == \
+        set(table["profile"])
+    by_pipeline = table.groupby("pipeline")["outcome"].agg(set).to_dict()
+    assert by_pipeline["EthosU55PipelineINT"] == by_pipeline["EthosU85PipelineINT"] == {"delegated"}
+    assert by_pipeline["OpNotSupportedPipeline"] <= {"fallback", "partial"}
+
+
 @pytest.fixture(scope="module")
 def edited_checkout(checkouts, tmp_path_factory):
     """A checkout whose ops/test_cumsum.py has one more parametrization and one xfail, and whose ops/test_cat.py
@@ -152,7 +171,7 @@ def test_a_test_file_that_does_not_import_is_reported_and_skipped(checkout_cases
     assert list(checkout_cases.import_failures) == ["ops/test_cat.py"]
     assert error.startswith("SyntaxError") and "test_cat.py:" in error, error
     assert {c.file for c in checkout_cases} == {"ops/test_cumsum.py"}  # the rest went on
-    assert len(checkout_cases) == 2 * 8
+    assert len(checkout_cases) == 4 * 8  # tosa_FP, tosa_INT, u55_INT, u85_INT
 
 
 def test_the_cli_prints_the_agreement_and_writes_the_rows(tmp_path, capsys):
@@ -162,9 +181,12 @@ def test_the_cli_prints_the_agreement_and_writes_the_rows(tmp_path, capsys):
     assert main(["sweep", "--arm-tests", "ops/test_cumsum.py", "--arm-tests-cap", "1", "--workers", "1",
                  "--out", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "2/2 cases agree with executorch's tests (100.0%)" in printed and "ops/test_cumsum.py: 2/2" in printed
+    assert "4/4 cases agree with executorch's tests (100.0%)" in printed and "ops/test_cumsum.py: 4/4" in printed
     saved = workbench.load_results(out)
-    assert set(saved["test_id"]) == {f"{CUMSUM_FP}[1d_dim0]", "ops/test_cumsum.py::test_cumsum_tosa_INT[1d_dim0]"}
+    assert set(saved["test_id"]) == {f"ops/test_cumsum.py::test_cumsum_{kind}[1d_dim0]"
+                                     for kind in ("tosa_FP", "tosa_INT", "u55_INT", "u85_INT")}
+    assert set(saved["profile"]) == {"TOSA-1.0+FP", "TOSA-1.0+INT", "ethos-u55-128",
+                                     "ethos-u85-128:Ethos_U85_SYS_DRAM_Mid:Shared_Sram"}
     assert saved["agrees"].all()
 
 
@@ -197,3 +219,10 @@ def test_every_disagreement_says_why():
     assert agrees(xfail, _result(Outcome.LOWERING_ERROR, Numerics.NOT_RUN, delegates=0)) == (True, "")
     ok, why = agrees(xfail, _result(Outcome.DELEGATED, Numerics.MATCH))
     assert not ok and "xfail (MLETORCH-1 wrong output)" in why
+    u55 = ArmTestCase(file="ops/test_x.py", test="test_x_u55_INT", param="a", pipeline="EthosU55PipelineINT",
+                      profile="ethos-u55-128", delegates=1, fvp="Did not find Corstone-300 FVP",
+                      xfail_with_fvp="Known U55 limitation", vela_flags=("--arena-cache-size=2097152",))
+    assert agrees(u55, _result(Outcome.DELEGATED, Numerics.NOT_RUN)) == (True, "")  # no comparison: the FVP's
+    ok, why = agrees(u55, _result(Outcome.VELA_ERROR, Numerics.NOT_RUN, delegates=0))
+    assert not ok and "vela_error" in why and "xfail (Known U55 limitation), which its FVP mark shadows" in why
+    assert "also gives Vela --arena-cache-size=2097152" in why
