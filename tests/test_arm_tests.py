@@ -22,6 +22,10 @@ AGREEMENT_FILES = [
 ]
 # CI cost: the first CAP parametrizations of each test function (every function of every file is still read).
 CAP = 2
+ETHOS_U_NAMES = ("u55_INT", "u85_INT")
+# Five op test files with u55 and u85 tests: EthosU55PipelineINT, EthosU85PipelineINT, OpNotSupportedPipeline(u55)
+ETHOS_U_FILES = ["ops/test_add.py", "ops/test_relu.py", "ops/test_avg_pool2d.py", "ops/test_masked_fill.py",
+                 "ops/test_where.py"]
 CUMSUM_FP = "ops/test_cumsum.py::test_cumsum_tosa_FP"
 NEW_PARAM = '        "1d_dim0_checkout": lambda: (torch.rand(7), 0),\n'
 CUMSUM_PARAMETRIZE = '@common.parametrize("test_data", CumsumModule.test_parameters)\ndef test_cumsum_tosa_FP'
@@ -47,16 +51,55 @@ def test_what_a_test_expects_is_read_from_it():
     assert fp.expected == "delegated to TOSA (1 delegate), outputs match" and fp.runnable
     integer = by_id["ops/test_cumsum.py::test_cumsum_tosa_INT[1d_dim0]"]
     assert integer.profile == "TOSA-1.0+INT" and integer.quantize
-    assert not any("vgf" in c.test or "u55" in c.test for c in cases)  # TOSA tests only
+    assert not any("vgf" in c.test for c in cases)  # TOSA and Ethos-U tests only
     not_supported = [c for c in cases if c.pipeline == "OpNotSupportedPipeline"]
     assert not_supported and all(c.expected.startswith("not delegated") for c in not_supported)
     assert not cases.import_failures
 
 
+def test_ethos_u_tests_are_read_with_the_target_and_quantization_their_pipeline_builds():
+    cases = from_arm_tests(["ops/test_add.py", "ops/test_where.py", "ops/test_pixel_shuffling.py"])
+    by_id = {c.test_id: c for c in cases}
+    u55 = by_id["ops/test_add.py::test_add_tensor_u55_INT[5d_float]"]
+    assert (u55.pipeline, u55.profile, u55.quantization, u55.delegates, u55.exir_ops, u55.compare) == \
+        ("EthosU55PipelineINT", "ethos-u55-128", "int8", 1, ("aten_add_Tensor",), False)
+    # without the FVP its mark is no xfail: the test expects every stage before the FVP run to pass
+    assert u55.fvp.startswith("Did not find Corstone-300") and u55.xfail is None and u55.runnable
+    assert u55.vela_flags == ("--arena-cache-size=2097152",)
+    assert u55.expected == "delegated to ethos-u55-128 (1 delegate) up to the FVP run stage, not run"
+    # get_u85_compile_spec's memory mode is Shared_Sram, EthosUCompileSpec's default for u85 Sram_Only
+    u85 = by_id["ops/test_add.py::test_add_tensor_u85_INT[5d_float]"]
+    assert u85.profile == "ethos-u85-128:Ethos_U85_SYS_DRAM_Mid:Shared_Sram" and u85.fvp.startswith("Did not find Co")
+    assert by_id["ops/test_add.py::test_add_tensor_u55_INT_16a8w[5d_float]"].quantization == "a16w8+per-tensor"
+    assert by_id["ops/test_where.py::test_where_self_u85_INT[float32_tensor_cond]"].quantization == "int8+io"
+    not_delegated = by_id["ops/test_where.py::test_where_self_u55_INT_not_delegated[float32_tensor_cond]"]
+    assert (not_delegated.pipeline, not_delegated.profile, not_delegated.delegates, not_delegated.cpu_ops) == \
+        ("OpNotSupportedPipeline", "TOSA-1.0+INT+u55", 1, (("aten_where_self", 1), ("aten_full_default", 0)))
+    assert not_delegated.fvp and "change_args('quantize', <" in not_delegated.quantizer_settings[0]
+    # pytest applies the function's FVP mark before the parametrization's own xfail, which it shadows
+    shadowed = by_id["ops/test_pixel_shuffling.py::test_pixel_shuffle_u55_INT[rand_4d_channels_last]"]
+    assert shadowed.xfail is None and shadowed.xfail_with_fvp.startswith("Known U55 partitioning limitation")
+    assert not any("u65" in c.test for c in cases)  # no u65 target
+    assert not cases.import_failures and not cases.not_captured
+
+
+def test_an_ethos_u_target_names_a_system_config_and_memory_mode_only_when_not_the_default():
+    from executorch.backends.arm.ethosu import EthosUCompileSpec
+
+    from workbench.stack.arm_test_record import ethos_u_target
+
+    assert ethos_u_target(EthosUCompileSpec("ethos-u85-256")) == "ethos-u85-256"
+    assert ethos_u_target(EthosUCompileSpec("ethos-u55-64", memory_mode="Shared_Sram")) == "ethos-u55-64"
+    assert ethos_u_target(EthosUCompileSpec("ethos-u55-256", system_config="Ethos_U55_Deep_Embedded")) == \
+        "ethos-u55-256:Ethos_U55_Deep_Embedded:Shared_Sram"
+
+
 @pytest.mark.slow
 def test_the_workbench_agrees_with_executorchs_own_arm_tests():
     started = time.monotonic()
-    table = run_arm_tests(AGREEMENT_FILES, cap=CAP, workers=None, progress=False)
+    cases = from_arm_tests(AGREEMENT_FILES, cap=CAP)
+    tosa = [c.test_id for c in cases if not any(part in c.test for part in ETHOS_U_NAMES)]  # Ethos-U: below
+    table = run_arm_tests(cases, only=tosa, workers=None, progress=False)
     seconds = time.monotonic() - started
     print(agreement_text(table))
     print(f"{len(table)} cases of {len(AGREEMENT_FILES)} files in {seconds:.0f} s")
@@ -66,6 +109,22 @@ def test_the_workbench_agrees_with_executorchs_own_arm_tests():
     disagreeing = table[~table["agrees"]]
     assert (disagreeing["disagreement"].str.len() > 20).all(), disagreeing[["test_id", "disagreement"]]
     assert (table.loc[table["agrees"], "disagreement"] == "").all()
+
+
+@pytest.mark.slow
+def test_every_ethos_u_verdict_agrees_with_executorchs_u55_and_u85_tests():
+    # CI cost: the first parametrization of each test function (all of them: 181 cases, 181 agree, 265 s)
+    cases = from_arm_tests(ETHOS_U_FILES, cap=1)
+    ethos_u = [c.test_id for c in cases if any(part in c.test for part in ETHOS_U_NAMES)]
+    table = run_arm_tests(cases, only=ethos_u, workers=None, progress=False)
+    print(agreement_text(table))
+    assert len(table) == len(ethos_u) and set(ETHOS_U_FILES) == set(table["file"])
+    assert table["agrees"].all(), agreement_text(table)
+    assert {"ethos-u55-128", "ethos-u85-128:Ethos_U85_SYS_DRAM_Mid:Shared_Sram", "TOSA-1.0+INT+u55"} == \
+        set(table["profile"])
+    by_pipeline = table.groupby("pipeline")["outcome"].agg(set).to_dict()
+    assert by_pipeline["EthosU55PipelineINT"] == by_pipeline["EthosU85PipelineINT"] == {"delegated"}
+    assert by_pipeline["OpNotSupportedPipeline"] <= {"fallback", "partial"}
 
 
 @pytest.fixture(scope="module")
@@ -112,7 +171,7 @@ def test_a_test_file_that_does_not_import_is_reported_and_skipped(checkout_cases
     assert list(checkout_cases.import_failures) == ["ops/test_cat.py"]
     assert error.startswith("SyntaxError") and "test_cat.py:" in error, error
     assert {c.file for c in checkout_cases} == {"ops/test_cumsum.py"}  # the rest went on
-    assert len(checkout_cases) == 2 * 8
+    assert len(checkout_cases) == 4 * 8  # tosa_FP, tosa_INT, u55_INT, u85_INT
 
 
 def test_the_cli_prints_the_agreement_and_writes_the_rows(tmp_path, capsys):
@@ -122,9 +181,12 @@ def test_the_cli_prints_the_agreement_and_writes_the_rows(tmp_path, capsys):
     assert main(["sweep", "--arm-tests", "ops/test_cumsum.py", "--arm-tests-cap", "1", "--workers", "1",
                  "--out", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "2/2 cases agree with executorch's tests (100.0%)" in printed and "ops/test_cumsum.py: 2/2" in printed
+    assert "4/4 cases agree with executorch's tests (100.0%)" in printed and "ops/test_cumsum.py: 4/4" in printed
     saved = workbench.load_results(out)
-    assert set(saved["test_id"]) == {f"{CUMSUM_FP}[1d_dim0]", "ops/test_cumsum.py::test_cumsum_tosa_INT[1d_dim0]"}
+    assert set(saved["test_id"]) == {f"ops/test_cumsum.py::test_cumsum_{kind}[1d_dim0]"
+                                     for kind in ("tosa_FP", "tosa_INT", "u55_INT", "u85_INT")}
+    assert set(saved["profile"]) == {"TOSA-1.0+FP", "TOSA-1.0+INT", "ethos-u55-128",
+                                     "ethos-u85-128:Ethos_U85_SYS_DRAM_Mid:Shared_Sram"}
     assert saved["agrees"].all()
 
 
@@ -157,3 +219,10 @@ def test_every_disagreement_says_why():
     assert agrees(xfail, _result(Outcome.LOWERING_ERROR, Numerics.NOT_RUN, delegates=0)) == (True, "")
     ok, why = agrees(xfail, _result(Outcome.DELEGATED, Numerics.MATCH))
     assert not ok and "xfail (MLETORCH-1 wrong output)" in why
+    u55 = ArmTestCase(file="ops/test_x.py", test="test_x_u55_INT", param="a", pipeline="EthosU55PipelineINT",
+                      profile="ethos-u55-128", delegates=1, fvp="Did not find Corstone-300 FVP",
+                      xfail_with_fvp="Known U55 limitation", vela_flags=("--arena-cache-size=2097152",))
+    assert agrees(u55, _result(Outcome.DELEGATED, Numerics.NOT_RUN)) == (True, "")  # no comparison: the FVP's
+    ok, why = agrees(u55, _result(Outcome.VELA_ERROR, Numerics.NOT_RUN, delegates=0))
+    assert not ok and "vela_error" in why and "xfail (Known U55 limitation), which its FVP mark shadows" in why
+    assert "also gives Vela --arena-cache-size=2097152" in why

@@ -121,7 +121,7 @@ def test_doctor_shows_the_shape_of_executorchs_arm_test_suite(monkeypatch, fresh
     internals.forget()
     with pytest.warns(internals.StackWarning, match="TosaPipelineFP"):
         hook = suite_hook()
-    assert hook["status"] == "changed" and "TosaPipelineFP (constructor source)" in hook["detail"]
+    assert hook["status"] == "changed" and "TosaPipelineFP.__init__ (source)" in hook["detail"]
     with pytest.warns(internals.StackWarning, match="TosaPipelineFP"):
         arm_test_capture.check_test_suite()  # read all the same, with a warning
 

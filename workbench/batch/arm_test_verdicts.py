@@ -8,7 +8,10 @@ outputs with eager, that the numerics match. The test expects that to hold, or, 
 `explain(case, result, failed)` says why a disagreeing case disagrees, from what the capture recorded and the
 result holds: the test's tolerance against the workbench's (docs/executorch-pipelines.md), its op-count checks with
 the partitioner's reasons, a quantizer configuration the workbench does not reproduce, an xfail whose cause the
-workbench does not check, or the workbench's own error with its root cause.
+workbench does not check, or the workbench's own error with its root cause. An Ethos-U test is judged as executorch
+judges it without the FVP: its FVP mark expects every stage before the FVP run to pass (stack/arm_test_capture.py);
+where such a case disagrees, the explanation names the parametrization's own xfail that the mark shadows and the
+Vela flags of the test's compile spec that the workbench's target does not give Vela.
 """
 
 from __future__ import annotations
@@ -74,6 +77,12 @@ def explain(case, result, failed: list[str]) -> str:
         parts.append("op-count check of the test; the partitioner's reasons: " + ("; ".join(reasons) or "none"))
     if any(f.startswith("numerics") for f in failed):
         parts.append(_tolerance(case, result))
+    if case.xfail_with_fvp is not None:
+        parts.append(f"the test also marks this parametrization xfail ({case.xfail_with_fvp or 'no reason given'}), "
+                     "which its FVP mark shadows without the FVP (pytest applies the function's xfail first)")
+    if case.vela_flags:
+        parts.append(f"the test's compile spec also gives Vela {' '.join(case.vela_flags)}; the workbench's target "
+                     "gives Vela executorch's EthosUCompileSpec flags only")
     if case.transform_passes:
         parts.append(f"the test lowers with {', '.join(case.transform_passes)}, given to the workbench too")
     return ". ".join(p for p in parts if p)

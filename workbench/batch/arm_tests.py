@@ -4,9 +4,10 @@
     table = workbench.cases.run_arm_tests(cases)          # result columns + test_id, expected, agrees, disagreement
     print(workbench.cases.agreement_text(table))
 
-`from_arm_tests(selection, backend=None, cap=None)` reads the TOSA tests (functions named `*tosa_FP*` /
-`*tosa_INT*`) of the files matched by `selection` (paths relative to backends/arm/test, globs allowed) from the
-installed executorch, or from a checkout's (`backend=path`: see stack/arm_backend.py), without editing a file: one
+`from_arm_tests(selection, backend=None, cap=None)` reads the TOSA and Ethos-U tests (functions named `*tosa_FP*`,
+`*tosa_INT*`, `*u55_INT*`, `*u85_INT*`) of the files matched by `selection` (paths relative to backends/arm/test,
+globs allowed) from the installed executorch, or from a checkout's (`backend=path`: see stack/arm_backend.py),
+without editing a file: one
 `ArmTestCase` per parametrization (at most `cap` per test function, the first ones), with its module, example
 inputs, profile, quantization and what the test expects (stack/arm_test_capture.py, arm_test_record.py). A file
 that does not import is reported in `cases.import_failures` and skipped; the rest goes on.
@@ -104,7 +105,7 @@ def _other_backend(backend) -> bool:
 
 @scoped
 def from_arm_tests(selection, backend=None, *, cap: int | None = None) -> ArmTestCases:
-    """The TOSA cases of executorch's Arm test files matched by `selection`, read from `backend` (default: this
+    """The TOSA and Ethos-U cases of executorch's Arm test files matched by `selection`, read from `backend` (default: this
     process's Arm backend). `cap`: at most that many parametrizations per test function (the first ones)."""
     if _other_backend(backend):
         found = _in_fresh_process("collect", selection, backend, cap=cap)

@@ -1,8 +1,10 @@
 """executorch's own Arm tests (executorch/backends/arm/test/) read as cases: the one module that touches its test suite.
 
 The test suite is executorch internals as much as a private attribute is: its pipeline classes
-(`tester/test_pipeline.py`: TosaPipelineFP, TosaPipelineINT, OpNotSupportedPipeline), `tester/arm_tester.py`'s
-ArmTester and `common.parametrize` are read here and nowhere else. `check_test_suite()` refuses with a StackError
+(`tester/test_pipeline.py`: TosaPipelineFP, TosaPipelineINT, OpNotSupportedPipeline, EthosU55PipelineINT,
+EthosU85PipelineINT), `tester/arm_tester.py`'s ArmTester, `common.parametrize`, the Ethos-U compile specs of
+`common.get_u55_compile_spec` / `get_u85_compile_spec` and the FVP marks `common.XfailIfNoCorstone300` / `320` are
+read here and nowhere else. `check_test_suite()` refuses with a StackError
 naming what is missing when a class or a constructor parameter read here is gone, and warns (StackWarning) when a
 constructor's source is no longer the one this module reproduces (pinned_sources.PINNED_SOURCES["arm_test_suite"]);
 `workbench doctor` shows the same check as the hook `arm_test_suite` (stack/internals.py).
@@ -10,10 +12,20 @@ constructor's source is no longer the one this module reproduces (pinned_sources
 How a test file is read, without editing it: the module is imported from the process's Arm backend (installed, or
 a checkout's: stack/arm_backend.py), seeded as executorch's conftest seeds (random and torch at 0, before the
 import and before every test call); the pipeline classes and ArmTester are replaced *in that module's namespace
-only* by recorders, and every test function whose name holds `tosa_FP` or `tosa_INT` is called once per
-parametrization. A recorder keeps the constructor's arguments (the profile string built exactly as the real class
-builds it) and every later call on the pipeline (pop_stage, change_args, quantizer settings, ...); `run()` does
-nothing. The originals are put back afterwards.
+only* by recorders, and every test function whose name holds one of TEST_NAME_PARTS (`tosa_FP`, `tosa_INT`,
+`u55_INT`, `u85_INT`) is called once per parametrization. A recorder keeps the constructor's arguments (the profile
+string built exactly as the real class builds it; for an Ethos-U pipeline the compile spec its constructor builds,
+from common.py) and every later call on the pipeline (pop_stage, change_args, quantizer settings, ...); `run()`
+does nothing. The originals are put back afterwards.
+
+An Ethos-U pipeline's last stage runs the program on Arm's Corstone FVP, and its tests carry `XfailIfNoCorstone300`
+(or `320`): an xfail, when the FVP is not installed, with `raises=FileNotFoundError`, which the run stage raises.
+pytest applies the first xfail mark whose condition holds, the function's before its parametrization's
+(_pytest/skipping.py evaluate_xfail_marks; _pytest/python.py Function: own_markers, then callspec.marks), so
+without the FVP that mark shadows a parametrization's own xfail and the test passes (xfails) exactly when every
+stage before the run stage passes; any other failure fails it. The capture reads it so: an effective FVP mark is
+no xfail but `fvp` (the stage the workbench stops before), and the parametrization's shadowed xfail is kept as
+`xfail_with_fvp`.
 """
 
 from __future__ import annotations
@@ -30,6 +42,10 @@ from .pinned_sources import source_differences
 
 TEST_PACKAGE = "executorch.backends.arm.test"
 SEED = 0  # executorch's conftest: TEST_SEED defaults to 0
+TEST_NAME_PARTS = ("tosa_FP", "tosa_INT", "u55_INT", "u85_INT")
+# Ethos-U pipeline -> the common.py function its constructor builds its compile spec with (always at its defaults)
+ETHOS_U_SPECS = {"EthosU55PipelineINT": "get_u55_compile_spec", "EthosU85PipelineINT": "get_u85_compile_spec"}
+FVP_MARKS = ("XfailIfNoCorstone300", "XfailIfNoCorstone320")
 # The constructor parameters read below, per class; a missing one refuses (check_test_suite).
 READ_PARAMETERS = {
     "TosaPipelineFP": ("module", "test_data", "exir_op", "run_on_tosa_ref_model", "atol", "rtol", "qtol",
@@ -40,6 +56,8 @@ READ_PARAMETERS = {
                         "symmetric_io_quantization", "per_channel_quantization", "fold_quantize"),
     "OpNotSupportedPipeline": ("module", "test_data", "non_delegated_ops", "n_expected_delegates", "quantize",
                                "u55_subset", "tosa_version", "tosa_extensions"),
+    **{name: ("module", "test_data", "exir_ops", "run_on_fvp", "symmetric_io_quantization", "per_channel_quantization",
+              "a16w8_quantization", "atol", "rtol", "qtol", "epsilon", "fold_quantize") for name in ETHOS_U_SPECS},
     "ArmTester": ("model", "example_inputs", "compile_spec", "dynamic_shapes", "transform_passes"),
 }
 
@@ -63,8 +81,8 @@ def check_test_suite() -> dict[str, type]:
         raise StackError("executorch's Arm test suite changed: " + "; ".join(missing) + ". workbench/stack/"
                          "arm_test_capture.py reads these to turn its tests into cases")
     for name in changed:
-        warnings.warn(f"executorch's {name}.__init__ is not the source workbench/stack/arm_test_capture.py "
-                      "reproduces (how it builds the profile and quantizes): check the captured cases against "
+        warnings.warn(f"executorch's {name} is not the source workbench/stack/arm_test_capture.py reproduces "
+                      "(how it builds the profile or compile spec and quantizes): check the captured cases against "
                       "it", StackWarning, stacklevel=2)
     return classes
 
@@ -79,15 +97,18 @@ def suite_problems() -> tuple[dict, list[str], list[str]]:
         return {}, [f"it does not import ({type(exc).__name__}: {exc}); reading its tests as cases needs "
                     "backends/arm/test/tester and common.py"], []
     missing = [f"{name} is missing" for name, cls in classes.items() if not isinstance(cls, type)]
-    if not callable(getattr(common, "parametrize", None)):
-        missing.append("common.parametrize is missing")
+    missing += [f"common.{name} is missing" for name in ("parametrize", *ETHOS_U_SPECS.values())
+                if not callable(getattr(common, name, None))]
+    missing += [f"common.{name} is missing or not a pytest mark" for name in FVP_MARKS
+                if getattr(getattr(common, name, None), "mark", None) is None]
     for name, wanted in READ_PARAMETERS.items():
         if isinstance(classes.get(name), type):
             have = inspect.signature(classes[name].__init__).parameters
             missing += [f"{name}.__init__ has no parameter {p!r}" for p in wanted if p not in have]
     if missing:
         return classes, missing, []
-    changed = [difference.split(":")[0].rsplit(".", 2)[-2] for difference in source_differences("arm_test_suite")]
+    changed = [".".join(difference.split(":")[0].rsplit(".", 2)[-2:])
+               for difference in source_differences("arm_test_suite")]
     return classes, missing, changed
 
 
@@ -111,10 +132,12 @@ class _Calls:
         self._log.append((f"{self._prefix}.{name}=", (value,), {}))
 
 
-def _recorder(real: type, sink: list):
-    """A stand-in for the pipeline class `real` (or ArmTester) that records its construction and later calls."""
+def _recorder(real: type, sink: list, common):
+    """A stand-in for the pipeline class `real` (or ArmTester) that records its construction and later calls; an
+    Ethos-U pipeline's record holds the compile spec its constructor builds (`compile_spec`)."""
     signature = inspect.signature(real.__init__)
     kind = real.__name__
+    build_spec = getattr(common, ETHOS_U_SPECS[kind]) if kind in ETHOS_U_SPECS else None
 
     class Recorder:
         def __class_getitem__(cls, item):  # TosaPipelineFP[input_t](...)
@@ -125,6 +148,8 @@ def _recorder(real: type, sink: list):
             bound.apply_defaults()
             arguments = dict(bound.arguments)
             arguments.pop(next(iter(signature.parameters)), None)  # self
+            if build_spec is not None:  # the class calls it with no argument that changes the target
+                arguments["compile_spec"] = build_spec()
             self._log: list = []
             self.tester = _Calls(self._log, "tester")
             self.quantizer = _Calls(self._log, "quantizer")
@@ -154,22 +179,35 @@ def _marks(obj) -> list:
     return list(getattr(obj, "pytestmark", []) or [])
 
 
-def _mark_expectation(marks) -> dict:
-    """skip / xfail from pytest marks (of the parameter or the function)."""
+def _condition_holds(mark, text_holds: bool) -> bool:
+    """A skipif / xfail mark's condition, as pytest reads it: `condition=` or the positional ones, any true; none:
+    true. A string condition (pytest evaluates it) counts as `text_holds`."""
+    conditions = (mark.kwargs["condition"],) if "condition" in mark.kwargs else mark.args
+    if not conditions:
+        return True
+    return any(text_holds if isinstance(c, str) else bool(c) for c in conditions)
+
+
+def _mark_expectation(marks, fvp_marks=()) -> dict:
+    """skip / xfail as pytest evaluates `marks` (the function's, then the parametrization's): the first skip or
+    skipif that holds; the first xfail whose condition holds. An effective FVP mark (one of `fvp_marks`) is no
+    xfail but `fvp`, and the xfail it shadows is `xfail_with_fvp` (see the module's docstring)."""
     found: dict = {}
     for mark in marks:
         if mark.name == "skip":
-            found["skip"] = mark.kwargs.get("reason") or (mark.args[0] if mark.args else "skip")
-        elif mark.name == "skipif":
-            condition = mark.args[0] if mark.args else mark.kwargs.get("condition")
-            if not isinstance(condition, str) and bool(condition):
-                found["skip"] = mark.kwargs.get("reason", "skipif")
-        elif mark.name == "xfail":
-            condition = mark.args[0] if mark.args and not isinstance(mark.args[0], str) else True
-            if condition:
-                raises = mark.kwargs.get("raises")
-                found["xfail"] = str(mark.kwargs.get("reason", ""))
-                found["xfail_raises"] = None if raises is None else getattr(raises, "__name__", str(raises))
+            found.setdefault("skip", mark.kwargs.get("reason") or (mark.args[0] if mark.args else "skip"))
+        elif mark.name == "skipif" and _condition_holds(mark, text_holds=False):
+            found.setdefault("skip", mark.kwargs.get("reason", "skipif"))
+    xfails = [m for m in marks if m.name == "xfail" and _condition_holds(m, text_holds=True)]
+    if xfails and xfails[0] in fvp_marks:
+        found["fvp"] = str(xfails[0].kwargs.get("reason", ""))
+        shadowed = [m for m in xfails[1:] if m not in fvp_marks]
+        if shadowed:
+            found["xfail_with_fvp"] = str(shadowed[0].kwargs.get("reason", ""))
+    elif xfails:
+        raises = xfails[0].kwargs.get("raises")
+        found["xfail"] = str(xfails[0].kwargs.get("reason", ""))
+        found["xfail_raises"] = None if raises is None else getattr(raises, "__name__", str(raises))
     return found
 
 
@@ -213,31 +251,32 @@ def seed() -> None:
 
 
 def capture_file(relative: str, cap: int | None = None) -> list[ArmTestCase]:
-    """The TOSA cases of one test file (path relative to backends/arm/test), at most `cap` parametrizations per
+    """The TOSA and Ethos-U cases of one test file (path relative to backends/arm/test), at most `cap` parametrizations per
     test function (the first ones). Raises whatever importing the file raises."""
     classes = check_test_suite()
+    common = importlib.import_module(f"{TEST_PACKAGE}.common")
     seed()
     module = importlib.import_module(f"{TEST_PACKAGE}.{relative.removesuffix('.py').replace('/', '.')}")
     sink: list = []
     originals = {name: value for name, value in vars(module).items() if inspect.isclass(value)
                  and (issubclass(value, classes["BasePipeline"]) or issubclass(value, classes["ArmTester"]))}
     for name, value in originals.items():
-        setattr(module, name, _recorder(value, sink))
+        setattr(module, name, _recorder(value, sink, common))
     try:
-        return _call_tests(module, relative, sink, cap)
+        return _call_tests(module, relative, sink, cap, [getattr(common, name).mark for name in FVP_MARKS])
     finally:
         for name, value in originals.items():
             setattr(module, name, value)
 
 
-def _call_tests(module, relative: str, sink: list, cap: int | None) -> list[ArmTestCase]:
+def _call_tests(module, relative: str, sink: list, cap: int | None, fvp_marks: list) -> list[ArmTestCase]:
     cases = []
     for name, function in list(vars(module).items()):
-        if not (name.startswith("test_") and callable(function) and ("tosa_FP" in name or "tosa_INT" in name)):
+        if not (name.startswith("test_") and callable(function) and any(p in name for p in TEST_NAME_PARTS)):
             continue
         function_marks = [m for m in _marks(function) if m.name != "parametrize"]
         for pid, arguments, marks in parametrizations(function)[:cap]:
-            base = dict(file=relative, test=name, param=pid, **_mark_expectation(function_marks + marks))
+            base = dict(file=relative, test=name, param=pid, **_mark_expectation(function_marks + marks, fvp_marks))
             start, error = len(sink), None
             seed()
             try:

@@ -2,9 +2,11 @@
 
 The recorders of arm_test_capture.py catch a test's pipeline construction (its arguments, bound to the real
 constructor's signature) and every later call on it. `fold` turns that into what the test asserts, as executorch's
-classes would (tester/test_pipeline.py): the profile string each class builds, whether it quantizes, the delegate
-count of its `check_count.exir` stage, the edge operators of its `check_not.exir` stage, whether it compares the
-reference model's outputs, and the stage ids the test pops or changes afterwards.
+classes would (tester/test_pipeline.py): the profile string each class builds (for an Ethos-U pipeline, the
+target of the compile spec it builds, with its system configuration and memory mode where they are not
+EthosUCompileSpec's defaults), whether it quantizes, the delegate count of its `check_count.exir` stage, the edge
+operators of its `check_not.exir` stage, whether it compares the reference model's outputs, and the stage ids the
+test pops or changes afterwards.
 """
 
 from __future__ import annotations
@@ -18,18 +20,21 @@ EXIR_PREFIX = "executorch_exir_dialects_edge__ops_"
 DELEGATE_CALL = "torch.ops.higher_order.executorch_call_delegate"
 TOSA_PIPELINES = ("TosaPipelineFP", "TosaPipelineINT")
 NOT_SUPPORTED = "OpNotSupportedPipeline"
+ETHOS_U_PIPELINES = ("EthosU55PipelineINT", "EthosU85PipelineINT")
+# Vela flags an Ethos-U target string says; the compile spec's other flags are listed in `vela_flags`
+TARGET_FLAGS = ("--accelerator-config", "--config", "--output-format", "--system-config", "--memory-mode")
 TESTER = "ArmTester"
 
 
 @dataclass(frozen=True)
 class ArmTestCase:
-    """One parametrization of one TOSA test function of executorch's Arm tests, and what the test asserts."""
+    """One parametrization of one TOSA or Ethos-U test function of executorch's Arm tests, and what it asserts."""
 
     file: str  # relative to backends/arm/test, e.g. "ops/test_cumsum.py"
     test: str  # the test function
     param: str  # the parametrization id ("" when not parametrized)
-    pipeline: str  # TosaPipelineFP, TosaPipelineINT, OpNotSupportedPipeline, ArmTester, or another class's name
-    profile: str | None = None
+    pipeline: str  # TosaPipelineFP, TosaPipelineINT, OpNotSupportedPipeline, EthosU55PipelineINT, ... or another
+    profile: str | None = None  # a TOSA profile, or an Ethos-U target ("ethos-u55-128", "ethos-u85-128:<sys>:<mem>")
     quantize: bool = False
     delegates: int | None = None  # the delegate count the test checks; None: not checked
     cpu_ops: tuple = ()  # (edge op "aten_cumsum_default", count) the test expects left on CPU
@@ -45,6 +50,9 @@ class ArmTestCase:
     xfail: str | None = None  # the xfail reason ("" for none given); None: not xfail
     xfail_raises: str | None = None
     skip: str | None = None
+    fvp: str | None = None  # the reason of the test's FVP mark: it expects to pass every stage before the FVP run
+    xfail_with_fvp: str | None = None  # the parametrization's own xfail, shadowed by the FVP mark (pytest: first)
+    vela_flags: tuple[str, ...] = ()  # the Ethos-U compile spec's Vela flags beyond what its target string says
     capture_error: str | None = None  # the test body failed before a pipeline could be recorded
     inputs_text: str = ""
     module: Any = field(default=None, repr=False, compare=False)
@@ -67,9 +75,11 @@ class ArmTestCase:
         if self.pipeline == NOT_SUPPORTED:
             on_cpu = ", ".join(f"{op} x{n}" for op, n in self.cpu_ops)
             text = f"not delegated ({self.delegates} delegate(s); on CPU: {on_cpu or 'nothing checked'})"
-        elif self.pipeline in TOSA_PIPELINES:
-            text = ("delegated to TOSA" + (f" ({self.delegates} delegate)" if self.delegates is not None else "")
-                    + (", outputs match" if self.compare else ""))
+        elif self.pipeline in TOSA_PIPELINES + ETHOS_U_PIPELINES:
+            text = (f"delegated to {'TOSA' if self.pipeline in TOSA_PIPELINES else self.profile}"
+                    + (f" ({self.delegates} delegate)" if self.delegates is not None else "")
+                    + (", outputs match" if self.compare else "")
+                    + (" up to the FVP run stage, not run" if self.fvp is not None else ""))
         else:
             text = "lowers" + (f" ({self.delegates} delegate(s))" if self.delegates is not None else "") + \
                 (", outputs match" if self.compare else "")
@@ -135,19 +145,42 @@ def _profile(kind: str, a: dict) -> tuple[str | None, bool, str | None]:
         quantize = bool(a.get("quantize"))
         return (f"TOSA-{version}{'+INT' if quantize else '+FP'}{'+u55' if a.get('u55_subset') else ''}"
                 f"{extensions}"), quantize, None
+    spec_kind = type(a.get("compile_spec")).__name__
+    if kind in ETHOS_U_PIPELINES or (kind == TESTER and spec_kind == "EthosUCompileSpec"):
+        return ethos_u_target(a["compile_spec"]), kind != TESTER, None
     if kind == TESTER:
         spec = getattr(a.get("compile_spec"), "tosa_spec", None)
-        if spec is None or type(a.get("compile_spec")).__name__ != "TosaCompileSpec":
-            return None, False, f"ArmTester with a {type(a.get('compile_spec')).__name__}, not a TOSA compile spec"
+        if spec is None or spec_kind != "TosaCompileSpec":
+            return None, False, f"ArmTester with a {spec_kind}, not a TOSA or Ethos-U compile spec"
         return str(spec), False, None
     return None, False, f"{kind} is not a pipeline the workbench reproduces"
 
 
+def _flag_values(spec) -> tuple[dict, tuple[str, ...]]:
+    """(the target-string flags of an Ethos-U compile spec by name, its other flags)."""
+    flags = list(spec.compiler_flags)
+    said = {f.split("=", 1)[0]: f.split("=", 1)[1] for f in flags if f.split("=", 1)[0] in TARGET_FLAGS}
+    return said, tuple(f for f in flags if f.split("=", 1)[0] not in TARGET_FLAGS)
+
+
+def ethos_u_target(spec) -> str:
+    """The Ethos-U target string of an EthosUCompileSpec: "ethos-u55-128", with ":<system_config>:<memory_mode>"
+    when either is not what EthosUCompileSpec chooses for that target by default."""
+    said, _ = _flag_values(spec)
+    default, _ = _flag_values(type(spec)(spec.target))
+    chosen = (said.get("--system-config"), said.get("--memory-mode"))
+    if chosen == (default.get("--system-config"), default.get("--memory-mode")):
+        return spec.target
+    return ":".join([spec.target, *chosen])
+
+
 def _int_quantization(a: dict) -> Quantization:
-    """The configuration TosaPipelineINT builds from its arguments (tester/test_pipeline.py): a16w8 with its
-    `epsilon` when the int16 extension is requested, per-channel weights unless per_channel_quantization=False,
-    and set_io with the same config when symmetric_io_quantization=True."""
-    scheme = "a16w8" if "int16" in (a.get("tosa_extensions") or []) else "int8"
+    """The configuration TosaPipelineINT or an Ethos-U pipeline builds from its arguments (tester/test_pipeline.py):
+    a16w8 with its `epsilon` when the int16 extension (TOSA) or a16w8_quantization=True (Ethos-U) is requested,
+    per-channel weights unless per_channel_quantization=False, and set_io with the same config when
+    symmetric_io_quantization=True."""
+    a16w8 = "int16" in (a.get("tosa_extensions") or []) or bool(a.get("a16w8_quantization"))
+    scheme = "a16w8" if a16w8 else "int8"
     epsilon = a.get("epsilon") if scheme == "a16w8" else None
     return Quantization(scheme, per_channel=a.get("per_channel_quantization", True) is not False,
                         io=bool(a.get("symmetric_io_quantization")),
@@ -183,7 +216,8 @@ def fold(kind: str, a: dict, log: list, base: dict, error: str | None) -> ArmTes
     """The case a recorder caught: constructor arguments `a` of class `kind`, then the calls in `log`."""
     profile, quantize, why_not = _profile(kind, a)
     passes = _passes(a.get("transform_passes"))
-    exir = a.get("exir_op")
+    exir = a.get("exir_op", a.get("exir_ops"))
+    integer = kind == "TosaPipelineINT" or kind in ETHOS_U_PIPELINES
     fields = dict(
         pipeline=kind, profile=profile, quantize=quantize, transform_passes=tuple(_pass_name(p) for p in passes),
         passes=passes, module=a.get("module", a.get("model")), dynamic_shapes=a.get("dynamic_shapes"),
@@ -191,11 +225,13 @@ def fold(kind: str, a: dict, log: list, base: dict, error: str | None) -> ArmTes
         exir_ops=tuple(_edge_op(o) for o in ([exir] if isinstance(exir, str) else list(exir or []))),
         atol=a.get("atol", 1e-3), rtol=a.get("rtol", 1e-3), qtol=a.get("qtol", 0),
         # OpNotSupportedPipeline quantizes with the default config (set_global(get_symmetric_quantization_config()))
-        quantization=_int_quantization(a).name if kind == "TosaPipelineINT" else DEFAULT.name if quantize else "",
-        quantizer_settings=("fold_quantize=False",) if kind == "TosaPipelineINT" and a.get("fold_quantize") is False
-        else (),
+        quantization=_int_quantization(a).name if integer else DEFAULT.name if quantize else "",
+        quantizer_settings=("fold_quantize=False",) if integer and a.get("fold_quantize") is False else (),
+        vela_flags=_flag_values(a["compile_spec"])[1] if profile and profile.startswith("ethos-u") else (),
         capture_error=error or why_not)
-    if kind in TOSA_PIPELINES:
+    if kind in ETHOS_U_PIPELINES:  # its last stage runs on the FVP, never the reference model
+        fields.update(delegates=1, compare=False)
+    elif kind in TOSA_PIPELINES:
         fields.update(delegates=1, compare=bool(a.get("run_on_tosa_ref_model", True))
                       and bool(a.get("compare_tosa_ref_model_outputs", True)))
     elif kind == NOT_SUPPORTED:
@@ -214,6 +250,8 @@ def _fold_calls(fields: dict, log: list) -> None:
         stage = args[0] if args and isinstance(args[0], str) else None
         if name == "pop_stage" and stage:
             _pop(fields, stage)
+        elif name == "change_args" and stage == "quantize" and fields["quantization"]:
+            settings.append(_call_text(name, args, kwargs))  # its own quantizer object, kept as it is said
         elif name == "change_args" and stage:
             _change(fields, stage, args[1:], kwargs)
         elif name in ("quantizer.set_global", "quantizer.set_io") and fields["quantization"]:

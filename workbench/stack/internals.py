@@ -133,7 +133,7 @@ def _probe_arm_test_suite() -> str:
 
     _, missing, changed = arm_test_capture.suite_problems()
     if missing or changed:
-        return "missing: " + "; ".join(missing) if missing else f"changed: {', '.join(changed)} (constructor source)"
+        return "missing: " + "; ".join(missing) if missing else f"changed: {', '.join(changed)} (source)"
     return OK
 
 

@@ -11,7 +11,8 @@ capture refuses to trust its cases blindly (arm_test_capture.py warns).
   torch's CustomDecompTable it copies, what builds the table, and the split it memoises with what that reads;
 - "rng_placeholders": the rng tracker's reset and every function that reads what it sets (rng_placeholders.py);
 - "graph_recompile": the two fx functions a GraphModule recompile calls that graph_recompile.py reproduces;
-- "arm_test_suite": the constructors of executorch's test pipelines that arm_test_capture.py reproduces.
+- "arm_test_suite": the constructors of executorch's test pipelines that arm_test_capture.py reproduces, and the
+  Ethos-U compile-spec functions of its common.py they call.
 """
 
 from __future__ import annotations
@@ -82,12 +83,18 @@ PINNED_SOURCES = {
         "torch.fx.graph_module._exec_with_source": "3a1510761d07726e",
         "torch.fx.graph.CodeGen._call_method_with_signature_check": "73502d8b65f8fb09",
     },
-    # Not a lever's: the constructors arm_test_capture.py reproduces (how they build the profile and quantize).
+    # Not a lever's: what arm_test_capture.py reproduces (how a test pipeline builds its profile or compile spec and
+    # quantizes).
     "arm_test_suite": {
         "executorch.backends.arm.test.tester.test_pipeline.TosaPipelineFP.__init__": "a013cd655e7fadd5",
         "executorch.backends.arm.test.tester.test_pipeline.TosaPipelineINT.__init__": "8f291522591d2f9c",
         "executorch.backends.arm.test.tester.test_pipeline.OpNotSupportedPipeline.__init__": "87871125e0a4b715",
         "executorch.backends.arm.test.tester.arm_tester.ArmTester.__init__": "22b1ffe0b55975e8",
+        "executorch.backends.arm.test.tester.test_pipeline.EthosUPipelineINTBase.__init__": "a03302483a1ad855",
+        "executorch.backends.arm.test.tester.test_pipeline.EthosU55PipelineINT.__init__": "22ada0809868ca33",
+        "executorch.backends.arm.test.tester.test_pipeline.EthosU85PipelineINT.__init__": "cf1d3d85c45a43d7",
+        "executorch.backends.arm.test.common.get_u55_compile_spec": "452b5ea075aad86c",
+        "executorch.backends.arm.test.common.get_u85_compile_spec": "09265e2a9daec153",
     },
 }
 
