@@ -184,3 +184,24 @@ def torch():
     import torch
 
     return torch
+
+
+@pytest.fixture(scope="session")
+def conv_block_of(torch):
+    """`(out_channels, side) -> (module, inputs)`: Conv2d(3, out_channels, 3), ReLU and AvgPool2d(2) in eval mode on
+    one seeded (1, 3, side, side) input: the small float model the provenance and Ethos-U tests lower."""
+
+    class ConvBlock(torch.nn.Module):
+        def __init__(self, out_channels: int):
+            super().__init__()
+            self.conv = torch.nn.Conv2d(3, out_channels, 3)
+            self.pool = torch.nn.AvgPool2d(2)
+
+        def forward(self, x):
+            return self.pool(torch.relu(self.conv(x)))
+
+    def made(out_channels: int, side: int):
+        torch.manual_seed(0)
+        return ConvBlock(out_channels).eval(), (torch.randn(1, 3, side, side),)
+
+    return made

@@ -16,25 +16,8 @@ from workbench.stack import profiles
 
 
 @pytest.fixture(scope="module")
-def torch():
-    import torch
-
-    return torch
-
-
-@pytest.fixture(scope="module")
-def conv_block(torch):
-    class ConvBlock(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.conv = torch.nn.Conv2d(3, 8, 3)
-            self.pool = torch.nn.AvgPool2d(2)
-
-        def forward(self, x):
-            return self.pool(torch.relu(self.conv(x)))
-
-    torch.manual_seed(0)
-    return ConvBlock().eval(), (torch.randn(1, 3, 16, 16),)
+def conv_block(conv_block_of):
+    return conv_block_of(8, 16)
 
 
 @pytest.fixture(scope="module", params=["ethos-u55-128", "ethos-u85-256"])

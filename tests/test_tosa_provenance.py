@@ -12,25 +12,8 @@ from workbench.views.tables import reasons_frame, tosa_frame
 
 
 @pytest.fixture(scope="module")
-def torch():
-    import torch
-
-    return torch
-
-
-@pytest.fixture(scope="module")
-def conv_block(torch):
-    class ConvBlock(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.conv = torch.nn.Conv2d(3, 4, 3)
-            self.pool = torch.nn.AvgPool2d(2)
-
-        def forward(self, x):
-            return self.pool(torch.relu(self.conv(x)))
-
-    torch.manual_seed(0)
-    return ConvBlock().eval(), (torch.randn(1, 3, 8, 8),)
+def conv_block(conv_block_of):
+    return conv_block_of(4, 8)
 
 
 def _accounted(result):

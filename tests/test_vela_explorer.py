@@ -25,7 +25,7 @@ from workbench.views.graph_layout import partition_dot
 from workbench.views.graph_svg import legend_html
 from workbench.views.html_page import result_page
 
-from tests.test_ethos_u import conv_block, refused, torch  # noqa: F401  (fixtures: a quantized conv block; a
+from tests.test_ethos_u import conv_block, refused  # noqa: F401  (fixtures: a quantized conv block; a
 #   graph Vela refuses)
 
 # every test here reads a real Ethos-U compile

@@ -17,18 +17,16 @@ an operator can be matched to the partition's node it came from (stages/tosa_pro
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import inspect
 import json
 import operator
 import tempfile
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.errors import StackError
-from .patches import Patches
+from .recorder import Recorder
 
 _DEBUG_FILE = "debug.json"
 
@@ -68,68 +66,43 @@ def probe() -> str:
     return f"missing: {', '.join(missing)}" if missing else "ok"
 
 
-class _Recorder:
-    """The wrapper of TOSABackend._preprocess, installed while any thread records (several may at once)."""
+def _install(patches, recorder: Recorder) -> None:
+    from executorch.backends.arm.tosa.backend import TOSABackend
 
-    def __init__(self):
-        self.lock = threading.Lock()
-        self.users = 0
-        self.patches = Patches()
-        self.local = threading.local()
-
-    def enter(self, sink: list) -> None:
-        from executorch.backends.arm.tosa.backend import TOSABackend
-
-        with self.lock:
-            if self.users == 0:
-                original = vars(TOSABackend).get("_preprocess")
-                if not isinstance(original, staticmethod):
-                    raise StackError("TOSABackend._preprocess is not a static method: the Arm backend changed "
-                                     "(workbench/stack/tosa_debug.py)")
-                self.patches.setattr(TOSABackend, "_preprocess", staticmethod(self.wrap(original.__func__)))
-            self.users += 1
-        self.local.sink = sink
-
-    def leave(self) -> None:
-        self.local.sink = None
-        with self.lock:
-            self.users -= 1
-            if self.users == 0:
-                self.patches.undo()
-
-    def wrap(self, original):
-        def preprocess(edge_program, compile_spec):
-            sink = getattr(self.local, "sink", None)
-            if sink is None or compile_spec.tosa_debug_mode is not None:  # not ours, or the user's own record
-                return original(edge_program, compile_spec)
-            edge_nodes = _edge_nodes(edge_program)
-            with tempfile.TemporaryDirectory(prefix="workbench-tosa-debug-") as folder:
-                spec = copy.copy(compile_spec).dump_intermediate_artifacts_to(folder)
-                spec.dump_debug_info(type(compile_spec).DebugMode.JSON)
-                result = original(edge_program, spec)
-                # the lowering itself has succeeded: a record that cannot be read must not fail it
-                try:
-                    events, problem = tuple(json.loads((Path(folder) / _DEBUG_FILE).read_text())), ""
-                except (OSError, ValueError) as exc:
-                    events, problem = (), f"{type(exc).__name__}: {exc}"
-            sink.append(DelegateDebugRecord(bytes(result.processed_bytes), events, edge_nodes, problem))
-            return result
-
-        return preprocess
+    original = vars(TOSABackend).get("_preprocess")
+    if not isinstance(original, staticmethod):
+        raise StackError("TOSABackend._preprocess is not a static method: the Arm backend changed "
+                         "(workbench/stack/tosa_debug.py)")
+    patches.setattr(TOSABackend, "_preprocess", staticmethod(_wrap(original.__func__, recorder)))
 
 
-_RECORDER = _Recorder()
+def _wrap(original, recorder: Recorder):
+    def preprocess(edge_program, compile_spec):
+        sink = recorder.sink()
+        if sink is None or compile_spec.tosa_debug_mode is not None:  # not ours, or the user's own record
+            return original(edge_program, compile_spec)
+        edge_nodes = _edge_nodes(edge_program)
+        with tempfile.TemporaryDirectory(prefix="workbench-tosa-debug-") as folder:
+            spec = copy.copy(compile_spec).dump_intermediate_artifacts_to(folder)
+            spec.dump_debug_info(type(compile_spec).DebugMode.JSON)
+            result = original(edge_program, spec)
+            # the lowering itself has succeeded: a record that cannot be read must not fail it
+            try:
+                events, problem = tuple(json.loads((Path(folder) / _DEBUG_FILE).read_text())), ""
+            except (OSError, ValueError) as exc:
+                events, problem = (), f"{type(exc).__name__}: {exc}"
+        sink.append(DelegateDebugRecord(bytes(result.processed_bytes), events, edge_nodes, problem))
+        return result
+
+    return preprocess
 
 
-@contextlib.contextmanager
+_RECORDER = Recorder(_install)
+
+
 def recording():
     """A list that fills with a DelegateDebugRecord per delegate this thread lowers in the block."""
-    sink: list[DelegateDebugRecord] = []
-    _RECORDER.enter(sink)
-    try:
-        yield sink
-    finally:
-        _RECORDER.leave()
+    return _RECORDER.recording()
 
 
 def _edge_nodes(edge_program) -> dict:

@@ -16,13 +16,12 @@ from __future__ import annotations
 import contextlib
 import io
 import tempfile
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.errors import StackError
-from .patches import Patches
+from .recorder import Recorder
 
 REPORT_FLAG = "--verbose-performance"
 
@@ -59,55 +58,36 @@ def probe() -> str:
     return "ok"
 
 
-class _Recorder:
-    """The wrapper of the Ethos-U backend's `vela_compile`, installed while any thread records."""
+def _install(patches, recorder: Recorder) -> None:
+    from executorch.backends.arm.ethosu import backend
 
-    def __init__(self):
-        self.lock = threading.Lock()
-        self.users = 0
-        self.patches = Patches()
-        self.local = threading.local()
+    patches.setattr(backend, "vela_compile", _wrap(backend.vela_compile, recorder))
 
-    def enter(self, sink: list) -> None:
-        from executorch.backends.arm.ethosu import backend
 
-        with self.lock:
-            if self.users == 0:
-                self.patches.setattr(backend, "vela_compile", self.wrap(backend.vela_compile))
-            self.users += 1
-        self.local.sink = sink
-
-    def leave(self) -> None:
-        self.local.sink = None
-        with self.lock:
-            self.users -= 1
-            if self.users == 0:
-                self.patches.undo()
-
-    def wrap(self, original):
-        def vela_compile(tosa_flatbuffer, args, verbose=False, intermediate_path=None, block_placements=None):
-            sink = getattr(self.local, "sink", None)
-            if sink is None:
-                return original(tosa_flatbuffer, args, verbose, intermediate_path, block_placements)
-            flags = list(args) + ([REPORT_FLAG] if REPORT_FLAG not in args else [])
-            run = VelaRun(bytes(tosa_flatbuffer), tuple(args))
-            sink.append(run)
-            with tempfile.TemporaryDirectory(prefix="workbench-vela-") as folder:
-                printed = io.StringIO()
-                start = time.perf_counter()
-                try:
-                    with contextlib.redirect_stdout(printed):
-                        result = original(tosa_flatbuffer, flags, verbose, folder, block_placements)
-                except BaseException as exc:
-                    run.log, run.seconds = printed.getvalue(), time.perf_counter() - start
-                    run.refusal = refusal_text(exc, run.log)
-                    raise VelaRefusal(f"{run.refusal}\n(Vela raised {type(exc).__name__}: {exc})") from exc
+def _wrap(original, recorder: Recorder):
+    def vela_compile(tosa_flatbuffer, args, verbose=False, intermediate_path=None, block_placements=None):
+        sink = recorder.sink()
+        if sink is None:
+            return original(tosa_flatbuffer, args, verbose, intermediate_path, block_placements)
+        flags = list(args) + ([REPORT_FLAG] if REPORT_FLAG not in args else [])
+        run = VelaRun(bytes(tosa_flatbuffer), tuple(args))
+        sink.append(run)
+        with tempfile.TemporaryDirectory(prefix="workbench-vela-") as folder:
+            printed = io.StringIO()
+            start = time.perf_counter()
+            try:
+                with contextlib.redirect_stdout(printed):
+                    result = original(tosa_flatbuffer, flags, verbose, folder, block_placements)
+            except BaseException as exc:
                 run.log, run.seconds = printed.getvalue(), time.perf_counter() - start
-                run.processed_bytes = bytes(result.processed_bytes)
-                _read_report(run, Path(folder) / "output")
-            return result
+                run.refusal = refusal_text(exc, run.log)
+                raise VelaRefusal(f"{run.refusal}\n(Vela raised {type(exc).__name__}: {exc})") from exc
+            run.log, run.seconds = printed.getvalue(), time.perf_counter() - start
+            run.processed_bytes = bytes(result.processed_bytes)
+            _read_report(run, Path(folder) / "output")
+        return result
 
-        return vela_compile
+    return vela_compile
 
 
 def _read_report(run: VelaRun, output: Path) -> None:
@@ -129,15 +109,9 @@ def refusal_text(exc: BaseException, log: str) -> str:
     return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
 
 
-_RECORDER = _Recorder()
+_RECORDER = Recorder(_install)
 
 
-@contextlib.contextmanager
 def recording():
     """A list that fills with a VelaRun per Vela compile this thread makes in the block."""
-    sink: list[VelaRun] = []
-    _RECORDER.enter(sink)
-    try:
-        yield sink
-    finally:
-        _RECORDER.leave()
+    return _RECORDER.recording()
