@@ -84,7 +84,8 @@ def test_the_npu_placement_heatmap_is_a_share_in_per_cent(table):
     assert ax.get_title() == "NPU placement" and ax.images[1].get_cmap().name.startswith(VALUE_COLOURMAP)
     assert (ax.images[1].norm.vmin, ax.images[1].norm.vmax) == (0.0, 1.0)
     share = figure_of(table, "small_cnn", U85, "npu_share")
-    assert sorted(t.get_text() for t in ax.texts) == sorted(["100%", "100%", f"{share:.0%}", f"{share:.0%}", "–", "–"])
+    expected = ["100%", "100%", f"{share:.0%}", f"{share:.0%}", "–", "–"]
+    assert sorted(t.get_text() for t in ax.texts) == sorted(expected)
     assert "NPU" in bar.get_ylabel()
     fig.canvas = FigureCanvasAgg(fig)
     fig.canvas.draw()

@@ -105,8 +105,8 @@ def _other_backend(backend) -> bool:
 
 @scoped
 def from_arm_tests(selection, backend=None, *, cap: int | None = None) -> ArmTestCases:
-    """The TOSA and Ethos-U cases of executorch's Arm test files matched by `selection`, read from `backend` (default: this
-    process's Arm backend). `cap`: at most that many parametrizations per test function (the first ones)."""
+    """The TOSA and Ethos-U cases of executorch's Arm test files matched by `selection`, read from `backend`
+    (default: this process's Arm backend). `cap`: at most that many parametrizations per test function (the first ones)."""
     if _other_backend(backend):
         found = _in_fresh_process("collect", selection, backend, cap=cap)
         found.backend = str(backend)

@@ -251,8 +251,8 @@ def seed() -> None:
 
 
 def capture_file(relative: str, cap: int | None = None) -> list[ArmTestCase]:
-    """The TOSA and Ethos-U cases of one test file (path relative to backends/arm/test), at most `cap` parametrizations per
-    test function (the first ones). Raises whatever importing the file raises."""
+    """The TOSA and Ethos-U cases of one test file (path relative to backends/arm/test), at most `cap`
+    parametrizations per test function (the first ones). Raises whatever importing the file raises."""
     classes = check_test_suite()
     common = importlib.import_module(f"{TEST_PACKAGE}.common")
     seed()

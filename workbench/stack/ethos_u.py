@@ -163,5 +163,6 @@ def describe_targets() -> list[str]:
         choices = [s for s in systems if _family_of_system(s) == family]
         lines.append(f"  {family}: system configs {', '.join(choices)} (default {default[0]}); "
                      f"memory modes {', '.join(modes)} (default {default[1]})")
-    lines.append("  form: <target>[:<system config>:<memory mode>], e.g. ethos-u85-256:Ethos_U85_SYS_DRAM_High:Sram_Only")
+    lines.append("  form: <target>[:<system config>:<memory mode>], "
+                 "e.g. ethos-u85-256:Ethos_U85_SYS_DRAM_High:Sram_Only")
     return lines

@@ -3,8 +3,9 @@ and for an Ethos-U target Vela, which executorch's Ethos-U backend runs on each 
 
 executorch does all of it in one call; which stage a failure belongs to is told by how far the partitioner got and
 whether Vela refused (`failed_stage`: a refusal is the `vela` stage, outcome vela_error). Each Vela compile is
-kept (stack/vela_capture.py): its report goes into the delegate's record, its time into the timings as `vela`. After a successful lowering the state holds the lowered program, its delegates with their
-TOSA operators, and the outcome: `fallback` (nothing delegated: no later stage runs), `partial` or `delegated`.
+kept (stack/vela_capture.py): its report goes into the delegate's record, its time into the timings as `vela`.
+After a successful lowering the state holds the lowered program, its delegates with their TOSA operators, and the
+outcome: `fallback` (nothing delegated: no later stage runs), `partial` or `delegated`.
 """
 
 from __future__ import annotations
@@ -49,18 +50,18 @@ def run(state: Lowering) -> None:
         except Exception:
             _name_refused_nodes(state, debug_records)
             raise
+        finally:
+            if state.vela_runs:
+                state.timings["vela"] = round(sum(compiled.seconds for compiled in state.vela_runs), 6)
     state.program = edge.exported_program()
     state.lowered, state.cpu_compute = lowered_layout(state.program.graph_module)
-    vela_runs = list(state.vela_runs)
     for index, module in enumerate(state.lowered):
         module._workbench_label = f"delegate_{index}"  # how notes about this delegate name it
-        run = _vela_run_of(module, vela_runs)
-        if run is not None:
-            module._workbench_tosa = run.tosa_flatbuffer  # what the reference model runs (state.tosa_graph_of)
+        compiled = _vela_run_of(module, state.vela_runs)
+        if compiled is not None:
+            module._workbench_tosa = compiled.tosa_flatbuffer  # what the reference model runs (state.tosa_graph_of)
     state.delegates = [_delegate_record(module, index, debug_records, state)
                        for index, module in enumerate(state.lowered)]
-    if state.vela_runs:
-        state.timings["vela"] = round(sum(run.seconds for run in state.vela_runs), 6)
     if not state.lowered:
         state.outcome, state.done = Outcome.FALLBACK, True
     else:
@@ -68,7 +69,7 @@ def run(state: Lowering) -> None:
 
 
 def failed_stage(state: Lowering) -> Stage:
-    if any(run.refusal for run in state.vela_runs):
+    if any(compiled.refusal for compiled in state.vela_runs):
         return Stage.VELA
     partitioner = state.partitioner
     if partitioner is not None and partitioner.records is not None:
@@ -81,10 +82,10 @@ def _delegate_record(lowered_module, index: int, debug_records: list, state: Low
     flatbuffer says (the first record of the same bytes: delegates lowered alike take one each in turn); the
     operators of each of its nodes go into `state.node_tosa_ops`. A record that cannot be read is a note."""
     flatbuffer = tosa_graph_of(lowered_module)
-    run = _vela_run_of(lowered_module, state.vela_runs)
-    vela = None if run is None else run.report
-    if run is not None and run.report_problem:
-        state.notes.append(f"delegate_{index}: Vela's report could not be read: {run.report_problem}")
+    compiled = _vela_run_of(lowered_module, state.vela_runs)
+    vela = None if compiled is None else compiled.report
+    if compiled is not None and compiled.report_problem:
+        state.notes.append(f"delegate_{index}: Vela's report could not be read: {compiled.report_problem}")
     try:
         ops = tuple(op.to_dict() for op in read_operators(flatbuffer))
     except Exception as exc:  # an unreadable flatbuffer is itself worth showing, not fatal
@@ -106,19 +107,19 @@ def _delegate_record(lowered_module, index: int, debug_records: list, state: Low
 def _vela_run_of(lowered_module, runs: list):
     """The Vela compile whose output became this delegate (None for a TOSA delegate)."""
     processed = bytes(lowered_module.processed_bytes)
-    return next((run for run in runs if run.processed_bytes == processed), None)
+    return next((compiled for compiled in runs if compiled.processed_bytes == processed), None)
 
 
 def _name_refused_nodes(state: Lowering, debug_records: list) -> None:
     """After Vela refused a delegate's graph: a note naming the nodes whose TOSA operator Vela named in its reason
     ("Non-passthrough operation (Transpose) could not run on NPU"), as the debug record of that graph says."""
-    run = next((run for run in state.vela_runs if run.refusal), None)
-    named = re.search(r"\(([A-Za-z0-9_]+)\)", run.refusal) if run is not None else None
+    refused = next((compiled for compiled in state.vela_runs if compiled.refusal), None)
+    named = re.search(r"\(([A-Za-z0-9_]+)\)", refused.refusal) if refused is not None else None
     if named is None:
         return
     try:
-        ops = [op.to_dict() for op in read_operators(run.tosa_flatbuffer)]
-        record = next((r for r in debug_records if r.flatbuffer == run.tosa_flatbuffer), None)
+        ops = [op.to_dict() for op in read_operators(refused.tosa_flatbuffer)]
+        record = next((r for r in debug_records if r.flatbuffer == refused.tosa_flatbuffer), None)
         if record is not None:
             ops = tosa_provenance.attribute(ops, record)[0]
     except Exception as exc:  # naming the node is a help; the refusal is the case's result either way

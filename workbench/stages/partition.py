@@ -1,5 +1,5 @@
-"""Partition with executorch's own TOSAPartitioner (EthosUPartitioner for an Ethos-U target) and keep what it decided, node by node (a helper of the
-lower stage: executorch partitions inside the same call that lowers).
+"""Partition with executorch's own TOSAPartitioner (EthosUPartitioner for an Ethos-U target) and keep what it
+decided, node by node (a helper of the lower stage: executorch partitions inside the same call that lowers).
 
 A policy's checks may include acceptances (policies/accepts.py: objects with `accepts_node(target,
 output_dtypes)` and `policy_name`). They are not handed to executorch as checks: the operator support executorch

@@ -3,7 +3,8 @@
 `export_html(result, path)` writes what the explorer shows of a result: the partition graph (views/html_graph.py:
 zoomable, searchable, delegates expandable; the matplotlib picture without Graphviz), the reasons, the numerics
 (with the per-tensor trace when the case was traced), the TOSA operators, the error and the lines that reproduce
-it; for an Ethos-U target, Vela's report. CSS and JS are inline, pictures are PNG data URIs and the graph inline SVG: the page references no URL.
+it; for an Ethos-U target, Vela's report. CSS and JS are inline, pictures are PNG data URIs and the graph inline
+SVG: the page references no URL.
 """
 
 from __future__ import annotations
