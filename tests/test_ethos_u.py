@@ -82,6 +82,7 @@ def test_targets_of_one_family_share_one_quantized_export(conv_block):
     ("ethos-u55-128:Ethos_U85_SYS_DRAM_Mid:Shared_Sram", "Ethos_U55_Deep_Embedded, Ethos_U55_High_End_Embedded"),
     ("ethos-u85-256:Ethos_U85_SYS_DRAM_Mid:Lots_Of_Sram", "Sram_Only, Shared_Sram"),
     ("ethos-u85-256:Ethos_U85_SYS_DRAM_Mid", "ethos-u85-256:Ethos_U85_SYS_DRAM_Mid:Sram_Only"),
+    ("ethos-u55-128:Ethos_U55_High_End_Embedded:Dedicated_Sram", "arena_mem_area=OffChipFlash .must be Sram or Dram"),
 ])
 def test_a_target_vela_does_not_know_is_refused_naming_what_is_valid(given, named):
     with pytest.raises(ProfileError, match=named):

@@ -4,7 +4,8 @@ A target is named as executorch names it (`ethos-u55-128`: the accelerator confi
 carry Vela's system configuration and memory mode after colons, `ethos-u85-256:Ethos_U85_SYS_DRAM_High:Sram_Only`.
 Without them it has the ones `EthosUCompileSpec` chooses (executorch/backends/arm/ethosu/compile_spec.py::
 EthosUCompileSpec._default_system_config_and_memory_mode). Both are checked against the vela.ini that executorch
-hands to Vela (`--config=Arm/vela.ini`, in Vela's own config_files folder) before anything runs.
+hands to Vela (`--config=Arm/vela.ini`, in Vela's own config_files folder), and by Vela itself, before anything
+runs.
 
 The flow is executorch's, piece by piece: `EthosUCompileSpec(accelerator, system_config, memory_mode)`, the
 `EthosUQuantizer` made from it, the `EthosUPartitioner` (a TOSAPartitioner whose delegation spec names the
@@ -15,7 +16,9 @@ one executorch derives from the accelerator (TOSA-1.0+INT+int16+int4+u55 for the
 from __future__ import annotations
 
 import configparser
+import contextlib
 import functools
+import io
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -102,6 +105,10 @@ def parse(text: str) -> Target:
     if memory_mode not in modes:
         raise ProfileError(f"memory mode {memory_mode!r} is not one of Vela's ({VELA_CONFIG}); valid: "
                            f"{', '.join(modes)}")
+    problem = vela_refuses_configuration(accelerator, system_config, memory_mode)
+    if problem:
+        raise ProfileError(f"Vela refuses {accelerator} with {system_config} and {memory_mode}: {problem}; the "
+                           f"default for {accelerator} is {default[0]}:{default[1]}")
     return Target(accelerator, system_config, memory_mode, defaults=(system_config, memory_mode) == default)
 
 
@@ -120,15 +127,38 @@ def default_configuration(accelerator: str) -> tuple[str, str]:
 @functools.lru_cache(maxsize=None)
 def vela_configurations() -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(system configs, memory modes) in the vela.ini executorch hands to Vela."""
-    import ethosu
-
-    path = Path(next(iter(ethosu.__path__))) / "config_files" / VELA_CONFIG
+    path = _vela_ini()
     parser = configparser.ConfigParser()
     if not parser.read(path):
         raise ProfileError(f"Vela's {VELA_CONFIG} is not where Vela keeps it ({path}): is ethos-u-vela installed?")
     sections = parser.sections()
     return (tuple(s.split(".", 1)[1] for s in sections if s.startswith("System_Config.")),
             tuple(s.split(".", 1)[1] for s in sections if s.startswith("Memory_Mode.")))
+
+
+@functools.lru_cache(maxsize=None)
+def vela_refuses_configuration(accelerator: str, system_config: str, memory_mode: str) -> str:
+    """Vela's own words when it refuses the configuration (Dedicated_Sram on an Ethos-U55 system, say), else "":
+    read by building the architecture Vela builds from these options first (ethosu/vela/vela.py::main), without
+    compiling anything."""
+    printed = io.StringIO()  # Vela says what it changes ("Info: Changing const_mem_area ...") on stdout
+    try:
+        with contextlib.redirect_stdout(printed):
+            from ethosu.vela import architecture_features
+
+            architecture_features.ArchitectureFeatures(
+                vela_config_files=[str(_vela_ini())], system_config=system_config, memory_mode=memory_mode,
+                accelerator_config=accelerator, max_blockdep=architecture_features.ArchitectureFeatures.MAX_BLOCKDEP,
+                verbose_config=False, arena_cache_size=None)
+    except Exception as exc:  # Vela's ConfigOptionError, or whatever else it raises for these options
+        return str(exc).strip("'\" ") or type(exc).__name__
+    return ""
+
+
+def _vela_ini() -> Path:
+    import ethosu
+
+    return Path(next(iter(ethosu.__path__))) / "config_files" / VELA_CONFIG
 
 
 def compile_spec(target: Target):
