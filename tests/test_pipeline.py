@@ -160,3 +160,19 @@ def test_a_narrower_tosa_output_dtype_is_noted_not_hidden():
     assert result.outcome is Outcome.DELEGATED
     assert any("TOSA gives int32" in note and "int64" in note for note in result.notes)
     assert "TOSA gives int32" in result.reason_summary()
+
+
+def test_a_channels_last_input_reaches_the_reference_model_in_its_memory_order(torch):
+    """executorch's test_avg_pool2d.py[channels_last_adaptive_avg_pool]: the TOSA graph of a channels-last input
+    takes it NHWC, as executorch's test runner hands it; fed NCHW, the reference model's mean was 0.77 off."""
+
+    class Mean(torch.nn.Module):
+        def forward(self, x):
+            return torch.nn.functional.adaptive_avg_pool2d(x, 1)
+
+    torch.manual_seed(0)
+    x = torch.randn(1, 64, 7, 7)
+    plain = workbench.run_model(Mean(), (x,), "TOSA-1.0+FP")
+    last = workbench.run_model(Mean(), (x.to(memory_format=torch.channels_last),), "TOSA-1.0+FP")
+    assert plain.numerics is last.numerics is Numerics.MATCH, last
+    assert last.outputs[0].max_abs_error < 1e-5

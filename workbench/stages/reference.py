@@ -40,8 +40,16 @@ def silence_native_stdout():
     return native_output.redirected(1)
 
 
+# A channels-last tensor reaches the TOSA graph in its memory order, as executorch's test runner hands it
+# (executorch/backends/arm/test/runner_utils.py::torch_tensor_to_numpy, numpy_to_torch_tensor).
+_LAST_ORDERS = ((0, 2, 3, 1), (0, 1, 3, 4, 2))
+
+
 def _to_numpy(tensor):
     torch = loader.torch()
+    order = tuple(tensor.dim_order())
+    if order in _LAST_ORDERS:
+        tensor = tensor.permute(order)
     tensor = tensor.detach().contiguous()
     # numpy has no bfloat16 or fp8: the reference model reads their bits (as executorch's test runner hands them)
     if tensor.dtype == torch.bfloat16:
@@ -58,6 +66,12 @@ def _to_torch(array, expected):
     else:
         tensor = torch.from_numpy(array.copy())
     shape = tuple(expected.shape)
+    order = tuple(expected.dim_order()) if hasattr(expected, "dim_order") else ()
+    if order in _LAST_ORDERS:
+        if all(isinstance(d, int) for d in shape):
+            tensor = tensor.reshape([shape[i] for i in order])
+        inverse = tuple(sorted(range(len(order)), key=order.__getitem__))
+        return tensor.permute(inverse).contiguous().to(expected.dtype)
     if all(isinstance(d, int) for d in shape):
         tensor = tensor.reshape(shape)
     return tensor.to(expected.dtype)
