@@ -33,8 +33,8 @@ def status_reason(result) -> str:
     outcome's colour, else the result's own one line (`reason_summary`)."""
     error = result.error
     if result.outcome is Outcome.VELA_ERROR and error is not None:
-        return (f"<span class='wb-vela-refusal' style='color:{COLOURS[Outcome.VELA_ERROR]}'>Vela refused the TOSA "
-                f"graph: {html.escape(error.root_cause)}</span>")
+        return (f"<span class='wb-vela-refusal' style='color:{COLOURS[Outcome.VELA_ERROR]}'>"
+                f"{html.escape(vela_note(result))}</span>")
     return html.escape(readable_reason(result.reason_summary()))
 
 

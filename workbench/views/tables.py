@@ -4,6 +4,7 @@ these."""
 from __future__ import annotations
 
 from ..core.dtypes import INT32_MAX, INT32_MIN
+from ..core.outcomes import Outcome
 from ..core.quantization import call_arguments
 from ..core.rows import result_row
 from ..core import vela
@@ -45,7 +46,7 @@ def vela_note(result) -> str:
     if any(d.vela is not None for d in result.delegates):
         return ""
     error = result.error
-    if error is not None and error.stage == "vela":
+    if error is not None and result.outcome is Outcome.VELA_ERROR:
         return f"Vela refused the TOSA graph: {error.root_cause}"
     if error is not None:
         return f"Vela did not run: the case ended in its {error.stage} stage ({error.one_line()})"
