@@ -11,9 +11,9 @@ Everything runs in this one process (the sweeps fork their workers from it), aft
 each number is for a warm process; section 10 alone runs the CLI in a new process, as a user would.
 This file holds the table, the machine's description and the order of the sections; the sections live beside it
 (sections_per_case.py: 1; sections_sweeps.py: 2, 3, 5; sections_explorer.py: 4; sections_profile.py: 6;
-sections_models.py: 7-9; sections_preset.py: 10), the shared helpers and targets in bench_common.py. Times are
-medians over repetitions. A measurement that fails says "failed: <reason>" in its row; the rest of the table still
-runs.
+sections_models.py: 7-9; sections_preset.py: 10; sections_hunt.py: 11), the shared helpers and targets in
+bench_common.py. Times are medians over repetitions. A measurement that fails says "failed: <reason>" in its
+row; the rest of the table still runs.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from workbench.stack import loader as _stack  # noqa: E402
 # The sections' shared helpers and the sections, in modules of their own beside this file.
 from bench_common import Row, Settings, Table, failed, say, settings, switched  # noqa: E402
 from sections_explorer import EXPLORER_CASE, explorer_latency  # noqa: E402
+from sections_hunt import QUICK_BUDGET, FULL_BUDGET, hunt_section  # noqa: E402
 from sections_models import culprit_search, graph_at_scale, real_models_and_arm_tests  # noqa: E402
 from sections_per_case import per_case, raw_case  # noqa: E402
 from sections_preset import preset_section  # noqa: E402
@@ -55,6 +56,7 @@ SECTIONS = {
     8: "Graph at 300 nodes",
     9: "Real models and executorch's own tests",
     10: "The int64-review preset, cold, 2 workers, against data/int64-review.csv",
+    11: "The counterexample hunt, cold, 2 workers (ext-int64-first-draft, TOSA-1.1+INT+int64, int64)",
 }
 
 
@@ -68,7 +70,8 @@ def section_title(number: int, config: Settings) -> str:
              6: f" (shares: {len(config.per_case)} cases x {config.reps} runs)", 7: f" (median of {config.reps})",
              8: f" (median of {config.reps})", 9: f" (models: warm, median of {config.reps}; tests: once each side)",
              10: " (once" + ("; --quick: a few operators only)" if config.quick else
-                             "; then without reused workers, without a warm parent)")}
+                             "; then without reused workers, without a warm parent)"),
+             11: f" (seed 0, a search budget of {QUICK_BUDGET if config.quick else FULL_BUDGET:.0f} s)"}
     return f"{number}. {SECTIONS[number]}{extra.get(number, '')}"
 
 
@@ -160,6 +163,9 @@ METHOD = [
     "  matched to `data/int64-review.csv` on (op, dtype, profile, policy, transform passes), compared in every",
     "  column but `seconds` and `cached` (core.rows.RUN_COLUMNS). Then again with `WORKBENCH_WORKER_REUSE=0`,",
     "  and with `WORKBENCH_WARM_PARENT=0`.",
+    "- The hunt: `workbench.hunt` from seed 0 with 2 workers on a fresh cache folder, in this (warm) process; a",
+    "  class's first time is the search's clock when its first program's result arrived (`stats.first_seconds`),",
+    "  before shrinking; shrinking and confirming run after the search budget.",
 ]
 
 
@@ -209,7 +215,7 @@ def main(argv=None) -> int:
                         help="fewer cases and repetitions (about 10 minutes on 2 cores)")
     parser.add_argument("--markdown", metavar="PATH", help="also write the table and the machine to PATH")
     parser.add_argument("--only", type=int, nargs="+", choices=sorted(SECTIONS), metavar="SECTION",
-                        help="run only these sections (1-10)")
+                        help="run only these sections (1-11)")
     args = parser.parse_args(argv)
     config = settings(args.quick)
     chosen = set(args.only or SECTIONS)
@@ -241,6 +247,7 @@ def main(argv=None) -> int:
             (8, lambda: graph_at_scale(table, config)),
             (9, lambda: real_models_and_arm_tests(table, config, Path(scratch))),
             (10, lambda: preset_section(table, config, Path(scratch))),
+            (11, lambda: hunt_section(table, config, Path(scratch))),
         ]
         for number, step in steps:
             if number not in chosen:

@@ -176,3 +176,17 @@ def test_a_channels_last_input_reaches_the_reference_model_in_its_memory_order(t
     last = workbench.run_model(Mean(), (x.to(memory_format=torch.channels_last),), "TOSA-1.0+FP")
     assert plain.numerics is last.numerics is Numerics.MATCH, last
     assert last.outputs[0].max_abs_error < 1e-5
+
+
+def test_a_reference_error_says_what_the_reference_model_required():
+    import torch
+
+    class SquareRoot(torch.nn.Module):
+        def forward(self, x):
+            return torch.pow(x, 0.5)
+
+    negative = -torch.rand(2, 3, generator=torch.Generator().manual_seed(0)) - 0.5
+    result = workbench.run_model(SquareRoot(), (negative,), "TOSA-1.0+FP")
+    assert result.numerics.value == "reference_error"
+    # TOSA's POW requires a non-negative base; the reference model's words, not only its status
+    assert result.error.root_cause == "reference model returned TOSA_UNPREDICTABLE (OpPow: x is less than 0)"

@@ -43,6 +43,7 @@ _LAZY = {
     "sweep_results": ("batch.sweeps", "sweep_results"),
     "diff": ("batch.diffs", "diff"),
     "find_culprits": ("batch.culprits", "find_culprits"),
+    "hunt": ("batch.hunt", "hunt"),
     "compare_backends": ("batch.backends", "compare_backends"),
     "load_results": ("batch.results_io", "load_results"),
     "save_results": ("batch.results_io", "save_results"),

@@ -74,7 +74,8 @@ def key_of(op: str, dtype: str, seed: int, profile: str, policy_fingerprint: str
 
 
 class CaseKeys:
-    """The keys of catalogue cases, each policy's and pass list's fingerprint taken once (by identity: two policy
+    """The keys of catalogue cases and of generated programs' cases (a program by its source's digest, which holds
+    its inputs' values: catalogue/program.py), each policy's and pass list's fingerprint taken once (by identity: two policy
     objects of one name may hold different checks). A case whose policy or passes have no readable source has
     no key (None): nothing computed with code that cannot be read is cached."""
 
@@ -93,6 +94,10 @@ class CaseKeys:
         return self._prints[identity]
 
     def key(self, case) -> str | None:
+        """None for a case that is not cached: a model's (its module has no text to key on), or one whose policy
+        or passes have no readable source."""
+        if case.entry is None and case.program is None:
+            return None
         prints = self.fingerprints(case)
         if prints is None:
             return None

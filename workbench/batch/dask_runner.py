@@ -65,19 +65,26 @@ def serializable(objects) -> None:
 
 def _sent(case: Case) -> tuple:
     """What a task carries of a catalogue case: its entry by name (a catalogue is installed where the worker runs),
-    the rest as objects."""
-    return (case.name, case.dtype, case.seed, case.profile, case.policy, case.transform_passes, case.quantization,
+    the rest as objects; of a generated program's case (the hunt's), the program itself (a value: its source makes
+    the module there)."""
+    source = case.program if case.program is not None else case.name
+    return (source, case.dtype, case.seed, case.profile, case.policy, case.transform_passes, case.quantization,
             case.trace)
+
+
+def _received(source, dtype, seed, profile, policy, passes, quantization, trace) -> Case:
+    if not isinstance(source, str):
+        return Case.of_program(source, profile, policy=policy, quantization=quantization, trace=trace)
+    return Case.of(source, dtype, profile, policy=policy, seed=seed, transform_passes=list(passes) or None,
+                   quantization=quantization, trace=trace)
 
 
 @scoped
 def dask_group(sent: list[tuple], arm_backend: dict) -> list[dict]:
-    """One Dask task: cases of one operator and dtype, in the Dask worker's own process (on the client's Arm
-    backend)."""
+    """One Dask task: cases of one operator and dtype (or of one generated program), in the Dask worker's own
+    process (on the client's Arm backend)."""
     backends.check_same(arm_backend)
-    cases = [Case.of(op, dtype, profile, policy=policy, seed=seed, transform_passes=list(passes) or None,
-                     quantization=quantization, trace=trace)
-             for op, dtype, seed, profile, policy, passes, quantization, trace in sent]
+    cases = [_received(*item) for item in sent]
     reporter = _ListReporter()
     run_group(reporter, cases)
     return reporter.results

@@ -50,6 +50,7 @@ class Case:
     dynamic_shapes: Any = field(default=None, repr=False)
     arm_backend: dict = field(default_factory=dict, repr=False)  # ArmBackend.to_dict() of the backend it is for
     trace: bool = False  # also trace every delegate's tensors (stages/trace.py)
+    program: Any = field(default=None, repr=False)  # a generated program's (catalogue/program.py) case: the Program
 
     # --- making one -----------------------------------------------------------------------------------------
 
@@ -88,6 +89,20 @@ class Case:
                    seed=None, module=module, inputs=inputs, quantize=quantize,
                    quantization=_checked_quantization(quantize, configuration, "a model case"),
                    dynamic_shapes=dynamic_shapes, arm_backend=loader.arm_backend(), trace=_flag("trace", trace))
+
+    @classmethod
+    def of_program(cls, program, profile, *, policy=None, quantization=None, trace: bool = False) -> "Case":
+        """A generated program (catalogue/program.py, the counterexample hunt's) under a TOSA `profile`: a model
+        case whose module and inputs its source makes, named and cached by the source's digest. A program drawn
+        for the quantizer is quantized (`quantization`, default int8)."""
+        if quantization is not None and not program.quantize:
+            raise WorkbenchError(f"quantization={quantization!r} applies to a program drawn for the quantizer "
+                                 "(dtype qint8), and this one is not")
+        module, inputs, dynamic_shapes = program.build()
+        case = cls.model(module, inputs, profile, policy=policy, quantize=(quantization or True) if program.quantize
+                         else False,
+                         dynamic_shapes=dynamic_shapes, name=program.name, trace=trace)
+        return dataclasses.replace(case, program=program)
 
     @classmethod
     def from_result(cls, result) -> "Case":
@@ -152,7 +167,8 @@ class Case:
         """What its profile-independent stages depend on: cases with one key share one export (a quantized case
         is quantized for the profile its quantizer is made for, in its configuration; every accelerator of an
         Ethos-U family shares the family's)."""
-        source = (self.name, self.dtype, self.seed) if self.entry is not None else ("model", id(self.module))
+        source = (self.name, self.dtype, self.seed) if self.entry is not None or self.program is not None else (
+            "model", id(self.module))
         return (*source, self.quantizer_profile, self.quantization_name)
 
     @property

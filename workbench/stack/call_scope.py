@@ -30,6 +30,9 @@ from .patches import Patches
 
 # Loggers whose records in a call are the stack's chatter (deprecations, optional kernels, pytree notices).
 QUIET_LOGGERS = ("torchao", "torch._export", "torch.export", "executorch", "torch.utils._pytree")
+# Loggers whose error records repeat an exception the case's result already holds (a meta kernel that failed
+# during export: the export_error names it).
+SILENT_LOGGERS = ("torch._subclasses.fake_tensor",)
 # The warnings the stack emits while importing and lowering that say nothing about a case: (category, the start of
 # the message, a regular expression). Only these: a deprecation of something the workbench itself touches must be
 # seen. The test suite silences the same ones (tests/conftest.py).
@@ -51,6 +54,8 @@ def quiet():
             warnings.filterwarnings("ignore", message=message, category=category)
         for name in QUIET_LOGGERS:
             patches.setlevel(name, logging.ERROR)
+        for name in SILENT_LOGGERS:
+            patches.setlevel(name, logging.CRITICAL)
         try:
             yield
         finally:

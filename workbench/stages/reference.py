@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tempfile
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,6 +39,14 @@ def silence_native_stdout():
     # The reference model prints a version notice on the C-level stdout for every run; its verdict is the
     # returned status, so the notice is dropped (and stdout stays clean for --json).
     return native_output.redirected(1)
+
+
+def _failed_requirements(text: str) -> list[str]:
+    """The reasons the reference model gives after each "REQUIRE() fails" line (e.g. "OpPow: x is less than 0"),
+    once each, in order."""
+    lines = text.splitlines()
+    found = [lines[i + 1].strip() for i, line in enumerate(lines[:-1]) if "REQUIRE() fails" in line]
+    return list(dict.fromkeys(reason for reason in found if reason))
 
 
 # A channels-last tensor reaches the TOSA graph in its memory order, as executorch's test runner hands it
@@ -86,15 +95,19 @@ def run_delegate(lowered_module, inputs, notes: list | None = None, runs: list |
     torch = loader.torch()
     trm = loader.reference_model()
     arrays = [_to_numpy(t) for t in _graph_inputs(lowered_module, inputs) if isinstance(t, torch.Tensor)]
-    with silence_native_stdout():
+    # what it says on the C-level stderr is kept: the reason for a status other than TOSA_VALID
+    with silence_native_stdout(), tempfile.TemporaryFile() as said, native_output.redirected(2, said):
         try:
             outputs, status = trm.run(
                 tosa_graph_of(lowered_module), arrays, verbosity="NONE", initialize_variable_tensor_from_numpy=True
             )
         except ValueError as exc:  # it refuses to load some graphs (e.g. a dynamic dimension of -1) by raising
             raise ReferenceModelError(f"reference model returned an error loading the graph: {exc}") from None
+        said.seek(0)
+        reasons = _failed_requirements(said.read().decode(errors="replace"))
     if status != trm.GraphStatus.TOSA_VALID:
-        raise ReferenceModelError(f"reference model returned {getattr(status, 'name', status)}")
+        why = f" ({'; '.join(reasons)})" if reasons else ""
+        raise ReferenceModelError(f"reference model returned {getattr(status, 'name', status)}{why}")
     if runs is not None:
         runs.append(DelegateRun(lowered_module, tuple(arrays), tuple(outputs), tuple(inputs)))
     output_node = lowered_module.original_module.graph.output_node()

@@ -43,7 +43,8 @@ def _policy_expression(result) -> str:
 
 
 def to_pytest(result) -> str:
-    """Python source of a pytest file that reruns this case and asserts its outcome, numerics and node placement.
+    """Python source of a pytest file that reruns this case and asserts its outcome, numerics and node placement;
+    for a hunt's finding (batch/hunt_findings.Finding), one that asserts the partitioner's contract instead.
 
     A catalogue case is rebuilt by name; a model (a `run_model` result made in this process) travels in the file
     itself: its exported program (`torch.export.save`) and example inputs (`torch.save`), base64, rerun with
@@ -51,6 +52,10 @@ def to_pytest(result) -> str:
     again may name its nodes otherwise. A policy that is not registered by name is written out from the result's
     case (its operators and accept rules).
     """
+    from ..batch.hunt_findings import Finding
+
+    if isinstance(result, Finding):
+        return _finding_test(result)
     if result.seed is None:
         return _model_test(result)
     placement = {n.name: n.delegated for n in result.nodes}
@@ -147,3 +152,35 @@ def model_payload(module, inputs) -> tuple[str, str]:
 def _wrapped(text: str, width: int = 100) -> str:
     lines = [text[i:i + width] for i in range(0, len(text), width)] or [""]
     return "(\n" + "".join(f"    {line!r}\n" for line in lines) + ")"
+
+
+def _finding_test(finding) -> str:
+    """A test of the contract on the finding's program: it fails while the partitioner accepts what lowering
+    cannot carry (or delegates what computes other numbers), and passes once those nodes fall back to CPU."""
+    result = finding.result
+    quantize = f", quantize={result.quantization!r}" if result.quantization else ""
+    dynamic = ", dynamic_shapes=dynamic_shapes" if finding.program.dynamic else ""
+    name = "test_" + re.sub(r"[^0-9a-zA-Z_]+", "_", f"{finding.kind}_{finding.origin_op}_{result.profile}").strip(
+        "_").lower()
+    return f'''"""Regression test from the TOSA partition workbench's counterexample hunt.
+
+{finding.label}
+Observed {result.outcome.value} / {result.numerics.value} under {result.profile} with {result.policy}
+({", ".join(f"{k} {v}" for k, v in result.versions.items())}). The contract: what the partitioner accepts must
+lower, and what is delegated must compute what eager PyTorch computes; nodes kept on CPU are fine.
+"""
+import workbench
+
+PROFILE = {result.profile!r}
+POLICY = {_policy_expression(result)}
+
+
+# --- the program, as the hunt shrank it ---
+{finding.program.source()}
+
+def {name}():
+    result = workbench.run_model(Program(), inputs, PROFILE, policy=POLICY{quantize}{dynamic})
+    # root cause when found: {finding.root_cause.splitlines()[0] if finding.root_cause else "-"}
+    assert result.outcome.value in ("delegated", "partial", "fallback"), result
+    assert result.numerics.value not in ("mismatch", "reference_error"), result
+'''

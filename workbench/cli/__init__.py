@@ -7,11 +7,12 @@ import json
 import os
 import sys
 
-from .core.errors import WorkbenchError
+from ..core.errors import WorkbenchError
+from . import hunt as hunt_command
 
 
 def _sweep_presets() -> list[str]:
-    from .batch.matrix import PRESETS
+    from ..batch.matrix import PRESETS
 
     return list(PRESETS)
 
@@ -28,8 +29,9 @@ def _parser() -> argparse.ArgumentParser:
     prof.add_argument("--json", action="store_true")
 
     run = sub.add_parser("run", help="run one operator x dtype x profile case")
-    run.add_argument("op")
-    run.add_argument("--dtype", required=True)
+    run.add_argument("op", help="a catalogue operator, or a .py file of a module class and its `inputs` (a hunt's "
+                     "finding)")
+    run.add_argument("--dtype", default=None, help="the catalogue operator's dtype (qint8: quantized)")
     run.add_argument("--profile", required=True)
     _add_policy_option(run, several=False)
     run.add_argument("--seed", type=int, default=0)
@@ -49,6 +51,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_compare_backends_command(sub)
     _add_culprits_command(sub)
     _add_summary_command(sub)
+    hunt_command.add_parser(sub, _add_policy_option, _add_cache_options, _add_arm_backend_option)
     return parser
 
 
@@ -162,7 +165,7 @@ def _add_run_options(command) -> None:
 
 def _add_case_options(command) -> None:
     """What a case holds beyond its operator, dtype, profile and policy: lowering passes, quantization, trace."""
-    from .core import quantization
+    from ..core import quantization
 
     command.add_argument("--transform-pass", metavar="NAME", action="append", default=None, dest="transform_passes",
                          help="an extra lowering pass of the Arm backend, by name (repeat for several; "
@@ -182,13 +185,13 @@ def _add_arm_backend_option(command) -> None:
 
 
 def _cmd_ops(args) -> None:
-    from . import catalogue
+    from .. import catalogue
 
     entries = catalogue.entries(args.dtype)
     if args.json:
         print(json.dumps([e.summary() for e in entries], indent=2))
         return
-    from .core.text import table
+    from ..core.text import table
 
     rows = [[e.name, e.family, ", ".join(e.edge_ops), " ".join(e.dtypes)] for e in entries]
     print(table(rows, ["op", "family", "edge ops", "dtypes"], max_width=80))
@@ -196,7 +199,7 @@ def _cmd_ops(args) -> None:
 
 
 def _cmd_profiles(args) -> None:
-    from .stack import profiles
+    from ..stack import profiles
 
     if args.json:
         print(json.dumps({"presets": list(profiles.PRESETS), "valid_forms": profiles.valid_forms().splitlines()},
@@ -207,14 +210,14 @@ def _cmd_profiles(args) -> None:
 
 
 def _cmd_run(args) -> None:
-    from .views.run_command import run_command
+    from ..views.run_command import run_command
 
     run_command(args)
 
 
 def _cmd_culprits(args) -> None:
-    from .batch.culprits import find_culprits
-    from .pipeline.run import run_case
+    from ..batch.culprits import find_culprits
+    from ..pipeline.run import run_case
 
     result = run_case(args.op, args.dtype, args.profile, policy=args.policy, seed=args.seed,
                       transform_passes=args.transform_passes, quantization=args.quantization, trace=args.trace)
@@ -223,7 +226,7 @@ def _cmd_culprits(args) -> None:
 
 
 def _cmd_policies(args) -> None:
-    from . import policies
+    from .. import policies
 
     if args.python:
         print(policies.get(args.python).to_python(), end="")
@@ -236,7 +239,7 @@ def _cmd_policies(args) -> None:
 
 def _matrix(args, *, required: bool = True):
     """The matrix the options give: a preset with the given parts replaced, or the parts themselves."""
-    from .batch.matrix import Matrix
+    from ..batch.matrix import Matrix
 
     if args.preset is None and args.ops is None and required:
         raise WorkbenchError(f"say what to sweep: --preset NAME ({', '.join(_sweep_presets())}) or --ops OP ...")
@@ -252,9 +255,9 @@ def _cache(args):
 
 
 def _cmd_review(args) -> None:
-    from .batch.matrix import Matrix
-    from .batch.sweeps import sweep_results
-    from .core.text import format_results_table
+    from ..batch.matrix import Matrix
+    from ..batch.sweeps import sweep_results
+    from ..core.text import format_results_table
 
     matrix = Matrix.preset("review").replace(**({"policies": args.policy} if args.policy else {}))
     results = sweep_results(matrix, cache=_cache(args), workers=args.workers, progress=not args.json)
@@ -265,8 +268,8 @@ def _cmd_review(args) -> None:
 
 
 def _cmd_sweep(args) -> None:
-    from .batch.results_io import check_results_path, save_results
-    from .batch.sweeps import sweep
+    from ..batch.results_io import check_results_path, save_results
+    from ..batch.sweeps import sweep
 
     if args.arm_tests:
         return _cmd_sweep_arm_tests(args)
@@ -282,8 +285,8 @@ def _cmd_sweep(args) -> None:
 
 
 def _cmd_sweep_arm_tests(args) -> None:
-    from .batch.arm_tests import agreement_text, run_arm_tests
-    from .batch.results_io import check_results_path, save_results
+    from ..batch.arm_tests import agreement_text, run_arm_tests
+    from ..batch.results_io import check_results_path, save_results
 
     if args.out:
         check_results_path(args.out)
@@ -297,8 +300,8 @@ def _cmd_sweep_arm_tests(args) -> None:
 def _cmd_compare_backends(args) -> None:
     from pathlib import Path
 
-    from .batch.backends import compare_backends
-    from .batch.results_io import save_results
+    from ..batch.backends import compare_backends
+    from ..batch.results_io import save_results
 
     result = compare_backends(args.before, args.after, _matrix(args), cache=_cache(args), workers=args.workers,
                               timeout=args.timeout)
@@ -309,7 +312,7 @@ def _cmd_compare_backends(args) -> None:
 
 
 def _cmd_diff(args) -> None:
-    from .batch.diffs import diff
+    from ..batch.diffs import diff
 
     result = diff(args.before, args.after)
     if args.json:
@@ -319,8 +322,8 @@ def _cmd_diff(args) -> None:
 
 
 def _cmd_report(args) -> None:
-    from .batch.diffs import diff
-    from .views.report import report, write_report
+    from ..batch.diffs import diff
+    from ..views.report import report, write_report
 
     if args.case_pages and not args.out:
         raise WorkbenchError("--case-pages writes files beside the report: give --out x.html")
@@ -332,14 +335,14 @@ def _cmd_report(args) -> None:
 
 
 def _cmd_passes(args) -> None:
-    from .stages import transform_passes
+    from ..stages import transform_passes
 
     found = transform_passes.names()
     print(json.dumps(found, indent=2) if args.json else "\n".join(found))
 
 
 def _cmd_summary(args) -> None:
-    from .views.summary import architecture_summary, format_architecture_summary
+    from ..views.summary import architecture_summary, format_architecture_summary
 
     table = architecture_summary(args.op, args.dtype, args.profiles, args.policy)
     print(json.dumps(table.to_dict(orient="records"), indent=2) if args.json else
@@ -347,7 +350,7 @@ def _cmd_summary(args) -> None:
 
 
 def _cmd_doctor(args) -> None:
-    from .stack.doctor import doctor, format_doctor
+    from ..stack.doctor import doctor, format_doctor
 
     found = doctor()
     print(json.dumps(found, indent=2) if args.json else format_doctor(found))
@@ -357,7 +360,7 @@ _COMMANDS = {
     "ops": _cmd_ops, "profiles": _cmd_profiles, "run": _cmd_run, "policies": _cmd_policies, "review": _cmd_review, "sweep": _cmd_sweep,
     "diff": _cmd_diff, "report": _cmd_report, "doctor": _cmd_doctor,
     "passes": _cmd_passes, "compare-backends": _cmd_compare_backends, "culprits": _cmd_culprits,
-    "summary": _cmd_summary,
+    "summary": _cmd_summary, "hunt": hunt_command.run,
 }
 
 
@@ -365,7 +368,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         if getattr(args, "arm_backend", None):
-            from .stack.arm_backend import use_arm_backend
+            from ..stack.arm_backend import use_arm_backend
 
             use_arm_backend(args.arm_backend)
         _COMMANDS[args.command](args)

@@ -1,0 +1,206 @@
+"""The counterexample hunt: its programs are valid, shrinking reaches a known minimal form, grouping keeps origins
+apart, a finding's regression test fails on the policy and passes without the extension, and a small seeded hunt
+finds, confirms and reproduces what it reports (real partitioner, lowering and reference model throughout)."""
+
+import json
+
+import pytest
+
+import workbench
+from workbench import policies
+from workbench.batch.hunt_runner import Runner
+from workbench.batch.hunt_findings import Finding, class_of, compute_nodes, verdict
+from workbench.batch.hunt_shrink import shrink
+from workbench.catalogue.program import Leaf, Program, Step
+from workbench.catalogue.program_draws import checked, draw_program
+from workbench.cli import main
+
+INT64 = "TOSA-1.1+INT+int64"
+
+
+def _export_and_eager_succeed(program) -> bool:
+    import torch
+
+    if checked(program) is not None:
+        return False
+    module, inputs, dynamic = program.build()
+    try:
+        torch.export.export(module, tuple(inputs), dynamic_shapes=dynamic)
+    except Exception:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("dtypes", [("int64",), ("float16", "bfloat16")])
+def test_at_least_nine_in_ten_drawn_programs_run_eagerly_and_export(dtypes):
+    drawn = [draw_program(7, index, dtypes) for index in range(40)]
+    valid = [p for p in drawn if p is not None and _export_and_eager_succeed(p)]
+    assert len(valid) >= 36, f"{len(valid)} of 40 valid"
+    # the vocabulary is used broadly, not one block over and over
+    assert len({step.block for p in valid for step in p.steps}) >= 15
+
+
+def test_a_program_is_the_source_it_renders_and_its_draw_is_reproducible():
+    program = draw_program(0, 3, ("int64",))
+    assert program == draw_program(0, 3, ("int64",)) and program.source() == draw_program(0, 3, ("int64",)).source()
+    namespace = {}
+    exec(program.source(), namespace)
+    module, inputs, _ = program.build()
+    assert type(module).__name__ == "Program" and len(inputs) == len(namespace["inputs"])
+    assert all((a == b).all() for a, b in zip(inputs, namespace["inputs"]))
+
+
+def _slice_program(n=5):
+    return Program((Leaf("x0", "input", (n,), "int64", "wide", 1),), (Step("slice", ("x0",), (
+        ("dim", 0), ("end", None), ("start", None), ("step", 2))),), ("v0",))
+
+
+def _cat_program():
+    return Program((Leaf("x0", "input", (2, 3), "int64", "wide", 1), Leaf("x1", "input", (2, 3), "int32", "random", 2)),
+                   (Step("cat", ("x0", "x1"), (("dim", 1),)),), ("v0",))
+
+
+def test_grouping_keeps_a_strided_slices_concat_apart_from_a_cats():
+    sliced = workbench.run(workbench.Case.of_program(_slice_program(), INT64, policy="ext-int64-first-draft"))
+    catted = workbench.run(workbench.Case.of_program(_cat_program(), INT64, policy="ext-int64-first-draft"))
+    kinds = [class_of(sliced), class_of(catted)]
+    # one TOSA operator, one pass, one masked root cause ...
+    assert kinds[0][:3] == kinds[1][:3] == ("lowering_error", "ExirToTosaPass",
+                                            "TosaValueError: CONCAT requires matching dtypes, got torch.int64 and "
+                                            "torch.int32")
+    # ... but two operators it came from: two classes
+    assert (kinds[0][3], kinds[1][3]) == ("aten.slice.Tensor", "aten.cat.default")
+
+
+def _planted_program():
+    """abs, then cumsum, then neg, on a wide int64 buffer of (3, 4, 5), with a second output."""
+    leaves = (Leaf("buf0", "buffer", (3, 4, 5), "int64", "wide", 11),)
+    steps = (Step("abs", ("buf0",)), Step("cumsum", ("v0",), (("dim", 1),)), Step("neg", ("v1",)),
+             Step("relu", ("v0",)))
+    return Program(leaves, steps, ("v2", "v3"))
+
+
+def test_shrinking_a_planted_failure_reaches_its_minimal_form():
+    # a policy that accepts int64 cumsum over executorch's check, under a profile without int64: lowering fails
+    planted = policies.accepting("planted-cumsum", {"aten.cumsum.default": ["int64"]})
+    runner = Runner(False, 2, None)
+    start = workbench.run(workbench.Case.of_program(_planted_program(), "TOSA-1.0+INT", policy=planted))
+    key = class_of(start)
+    assert key[0] == "lowering_error" and key[3] == "aten.cumsum.default"
+
+    def evaluate(programs):
+        cases = [[workbench.Case.of_program(p, "TOSA-1.0+INT", policy=planted)] for p in programs]
+        return [r for (r,) in runner.run(cases)]
+
+    program, result, runs = shrink(_planted_program(), start, lambda r: verdict(r) and class_of(r) == key, evaluate)
+    assert [s.block for s in program.steps] == ["cumsum"]
+    (leaf,) = program.leaves
+    assert (leaf.kind, leaf.fill, leaf.dtype) == ("input", "zeros", "int64")
+    assert leaf.shape in ((1,), (1, 1)) and compute_nodes(result) == 1, program.source()
+    assert class_of(result) == key and runs > 0
+
+
+def _finding(program, policy, profile=INT64):
+    result = workbench.run(workbench.Case.of_program(program, profile, policy=policy))
+    return Finding(class_of(result), program, result, 1, program, True)
+
+
+def test_a_findings_pytest_fails_on_the_policy_and_passes_under_stock_without_the_extension():
+    text = workbench.to_pytest(_finding(_slice_program(), "ext-int64-first-draft"))
+    assert "class Program(torch.nn.Module)" in text and "PROFILE = 'TOSA-1.1+INT+int64'" in text
+
+    def test_of(source):
+        namespace = {}
+        exec(compile(source, "test_finding.py", "exec"), namespace)
+        return next(v for k, v in namespace.items() if k.startswith("test_"))
+
+    with pytest.raises(AssertionError, match="lowering_error"):
+        test_of(text)()
+    stock = text.replace("PROFILE = 'TOSA-1.1+INT+int64'", "PROFILE = 'TOSA-1.1+INT'").replace(
+        "POLICY = 'ext-int64-first-draft'", "POLICY = 'stock'")
+    test_of(stock)()  # the slice falls back to CPU: the contract holds
+
+
+def test_a_finding_reproduces_with_workbench_run_on_its_source(tmp_path, capsys):
+    path = tmp_path / "finding.py"
+    path.write_text(_slice_program().source())
+    assert main(["run", str(path), "--profile", INT64, "--policy", "ext-int64-first-draft", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["outcome"] == "lowering_error" and "CONCAT requires matching dtypes" in data["error"]["root_cause"]
+
+
+def test_bad_hunt_input_is_one_line_and_exit_2_before_any_work(capsys):
+    assert main(["hunt", "--profile", "TOSA-9+INT", "--dtypes", "int64"]) == 2
+    assert main(["hunt", "--profile", INT64, "--dtypes", "int64", "--out", "found.txt"]) == 2
+    assert main(["hunt", "--profile", INT64, "--dtypes", "int65"]) == 2
+    assert main(["hunt", "--profile", INT64, "--dtypes", "int64", "--policy", "no-such-policy"]) == 2
+    errors = capsys.readouterr().err.strip().splitlines()
+    assert len(errors) == 4 and all(line.startswith("workbench: error: ") for line in errors)
+    assert ".md or .html" in errors[1] and "int65" in errors[2] and "no-such-policy" in errors[3]
+
+
+@pytest.mark.slow
+def test_a_seeded_hunt_finds_confirms_and_repeats_from_the_cache(tmp_path, capsys):
+    matrix = workbench.Matrix(dtypes=["int64"], profiles=[INT64], policies=["ext-int64-first-draft"])
+    found = workbench.hunt(matrix, programs=96, seed=0, workers=2, cache=tmp_path, progress=False)
+    stats = found.stats
+    assert stats.generated == 96 == stats.run + sum(stats.discarded.values())
+    assert sum(stats.outcomes.values()) == stats.run and stats.broke >= len(found.findings) > 3
+    for finding in found.findings:
+        assert finding.confirmed and finding.compute_nodes <= 3 and finding.count >= 1
+        assert verdict(finding.result) == finding.kind and class_of(finding.result) == finding.key
+    origins = {(f.origin_op, f.root_cause) for f in found.findings}
+    assert ("aten.slice.Tensor", "CONCAT requires matching dtypes, got torch.int64 and torch.int32") in origins
+    assert len({f.key for f in found.findings}) == len(found.findings)
+    again = workbench.hunt(matrix, programs=96, seed=0, workers=2, cache=tmp_path, progress=False)
+    assert [f.program.digest for f in again.findings] == [f.program.digest for f in found.findings]
+    assert again.stats.cached > 0.9 * again.stats.cases
+    assert main(["hunt", "--profile", INT64, "--policy", "ext-int64-first-draft", "--dtypes", "int64",
+                 "--programs", "96", "--cache-dir", str(tmp_path), "--json", "--out", str(tmp_path / "f.md")]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert len(data["findings"]) == len(found.findings) and data["stats"]["generated"] == 96
+    assert {"kind", "outcome", "failing_pass", "root_cause", "origin_op", "compute_nodes", "count", "source",
+            "reproduce"} <= set(data["findings"][0])
+    assert "class Program(torch.nn.Module)" in (tmp_path / "f.md").read_text()
+
+
+@pytest.mark.slow
+def test_against_a_baseline_only_what_got_worse_is_a_finding(tmp_path):
+    matrix = workbench.Matrix(dtypes=["int64"], profiles=[INT64], policies=["stock"])
+    found = workbench.hunt(matrix, programs=24, seed=1, against="TOSA-1.1+INT", workers=2, cache=tmp_path,
+                           progress=False)
+    assert found.findings
+    for finding in found.findings:
+        assert finding.baseline is not None and finding.baseline.profile == "TOSA-1.1+INT"
+        assert verdict(finding.baseline) is None and verdict(finding.result) is not None
+
+
+@pytest.mark.slow
+def test_a_hunt_on_a_dask_cluster_finds_what_the_local_one_finds(tmp_path):
+    from distributed import LocalCluster
+
+    matrix = workbench.Matrix(dtypes=["int64"], profiles=[INT64], policies=["ext-int64-first-draft"])
+    local = workbench.hunt(matrix, programs=12, seed=3, workers=2, cache=False, progress=False)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                      host="127.0.0.1") as cluster:
+        remote = workbench.hunt(matrix, programs=12, seed=3, workers=2, cache=False, progress=False,
+                                scheduler=cluster.scheduler_address)
+    assert local.findings and [f.key for f in remote.findings] == [f.key for f in local.findings]
+    assert [f.program.digest for f in remote.findings] == [f.program.digest for f in local.findings]
+
+
+@pytest.mark.slow
+def test_against_another_arm_backend_the_baseline_runs_there_and_only_what_is_worse_here_is_found(tmp_path,
+                                                                                                   checkouts):
+    # the branch applies executorch's int64 check under +int64 too: there int64 nodes fall back, here they fail
+    branch = checkouts.int64_check_always_branch(tmp_path / "executorch")
+    matrix = workbench.Matrix(dtypes=["int64"], profiles=[INT64], policies=["stock"])
+    found = workbench.hunt(matrix, programs=8, seed=0, against=str(branch), workers=2, cache=tmp_path / "cache",
+                           progress=False)
+    assert found.findings and found.stats.broke >= len(found.findings)
+    for finding in found.findings:
+        assert finding.baseline is not None and verdict(finding.baseline) is None
+        assert finding.baseline.arm_backend["source"] == "checkout" and finding.result.arm_backend["source"] == \
+            "installed"
+    with pytest.raises(workbench.WorkbenchError, match="already runs the Arm backend"):
+        workbench.hunt(matrix, programs=1, against="installed", progress=False)
