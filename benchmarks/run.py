@@ -13,7 +13,7 @@ This file holds the table, the machine's description and the order of the sectio
 (sections_per_case.py: 1; sections_sweeps.py: 2, 3, 5; sections_explorer.py: 4; sections_profile.py: 6;
 sections_models.py: 7-9; sections_preset.py: 10; sections_hunt.py: 11), the shared helpers and targets in
 bench_common.py. Times are medians over repetitions. A measurement that fails says "failed: <reason>" in its
-row; the rest of the table still runs.
+row and the rest of the table still runs, but the run then exits 1 and writes no markdown.
 """
 
 from __future__ import annotations
@@ -261,6 +261,11 @@ def main(argv=None) -> int:
     took = time.perf_counter() - clock
     mode = "quick" if config.quick else "full"
     print(render_text(table, config))
+    broken = [f"{number}. {row.measurement}: {row.value}" for number, rows in table.sections.items() for row in rows
+              if row.value.startswith("failed")]
+    if broken:  # a measurement that failed fails the run, and no table with it is written
+        say("the benchmark failed:\n  " + "\n  ".join(broken))
+        return 1
     print(f"\n({mode} run, {took:.0f} s) {busy_note(load)}".rstrip())
     if args.markdown:
         command = "python benchmarks/run.py" + (" --quick" if args.quick else "") + f" --markdown {args.markdown}"

@@ -194,3 +194,27 @@ def test_vela_and_a_targets_configuration_are_in_the_key():
     assert cache.key_of("add", "qint8", 0, chosen, "stock", context=context) != key
     other = dict(context, versions=dict(context["versions"], **{"ethos-u-vela": "0.0.0"}))
     assert cache.key_of("add", "qint8", 0, default, "stock", context=other) != key
+
+
+def test_a_generated_programs_case_is_keyed_on_its_source_and_a_plain_models_not_at_all():
+    import torch
+
+    from workbench.batch.cache import CaseKeys
+    from workbench.catalogue.program import Leaf, Program, Step
+
+    def program(fill="wide", step=2):
+        return Program((Leaf("x0", "input", (5,), "int64", fill, 1),),
+                       (Step("slice", ("x0",), (("dim", 0), ("end", None), ("start", None), ("step", step))),),
+                       ("v0",))
+
+    keys = CaseKeys()
+    key = keys.key(workbench.Case.of_program(program(), "TOSA-1.1+INT+int64"))
+    # the same source: the same key; another value, another operator, profile or policy: another key
+    assert key == keys.key(workbench.Case.of_program(program(), "TOSA-1.1+INT+int64"))
+    others = {keys.key(workbench.Case.of_program(program("zeros"), "TOSA-1.1+INT+int64")),
+              keys.key(workbench.Case.of_program(program(step=3), "TOSA-1.1+INT+int64")),
+              keys.key(workbench.Case.of_program(program(), "TOSA-1.1+INT")),
+              keys.key(workbench.Case.of_program(program(), "TOSA-1.1+INT+int64", policy="ext-int64-first-draft"))}
+    assert key not in others and len(others) == 4
+    module, inputs, _ = program().build()
+    assert keys.key(workbench.Case.model(module, inputs, "TOSA-1.1+INT+int64")) is None
