@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 # The per-case cases (section 1; section 6's stage shares too): one-op cases that delegate completely (one
 # delegate, nothing on CPU) and match, so the raw calls can feed the model's inputs straight to the delegate.
-# Quick mode takes the first five of each.
+# Quick mode takes the first five of each, smoke mode the first case only.
 PER_CASE = {
     ("float32", "TOSA-1.0+FP"): ("add", "sub", "mul", "maximum", "minimum", "neg", "abs", "clamp", "sigmoid",
                                  "permute"),
@@ -20,7 +20,8 @@ PER_CASE = {
 QUICK_PER_PROFILE = 5
 
 # The sweep matrix: these operators x {int32, float32} x {TOSA-1.0+INT, TOSA-1.0+FP}, four cases per operator
-# (delegated, fallback and lowering errors alike, as a real matrix has them). Quick mode takes the first eight.
+# (delegated, fallback and lowering errors alike, as a real matrix has them). Quick mode takes the first eight,
+# smoke mode the first.
 SWEEP_OPS = ("add", "sub", "mul", "maximum", "minimum", "eq", "neg", "cat",
              "lt", "abs", "clamp", "where", "permute", "unsqueeze", "flip", "amax")
 QUICK_SWEEP_OPS = 8
@@ -79,13 +80,24 @@ class Table:
 
 @dataclass
 class Settings:
-    quick: bool
+    quick: bool  # smaller than the full run: quick mode, and smoke mode too
     reps: int
     per_case: list  # (op, dtype, profile)
     sweep_ops: tuple
+    # Every measurement once at the smallest size that still runs its code, to see that each section works (the
+    # test suite runs it); its numbers are not meant to be read. It implies `quick`: a section without a smoke
+    # size of its own runs at its quick size.
+    smoke: bool = False
+
+    @property
+    def mode(self) -> str:
+        return "smoke" if self.smoke else "quick" if self.quick else "full"
 
 
-def settings(quick: bool) -> Settings:
+def settings(quick: bool, smoke: bool = False) -> Settings:
+    if smoke:
+        return Settings(quick=True, reps=1, per_case=settings(True).per_case[:1], sweep_ops=SWEEP_OPS[:1],
+                        smoke=True)
     per_case = [(op, dtype, profile) for (dtype, profile), ops in PER_CASE.items()
                 for op in (ops[:QUICK_PER_PROFILE] if quick else ops)]
     return Settings(quick=quick, reps=3 if quick else 5, per_case=per_case,

@@ -6,14 +6,15 @@ the int64-review preset cold against its committed table.
     python benchmarks/run.py --quick         # fewer cases and repetitions, about 10 minutes on 2 cores
     python benchmarks/run.py --markdown docs/benchmarks.md   # also write the table with the machine
     python benchmarks/run.py --quick --only 1 4              # some sections only, while developing
+    python benchmarks/run.py --smoke         # each measurement once at its smallest size: does it still run?
 
 Everything runs in this one process (the sweeps fork their workers from it), after one warm-up case, so
-each number is for a warm process; section 10 alone runs the CLI in a new process, as a user would.
+each number is for a warm process; sections 10 and 12 run the CLI in a new process, as a user would.
 This file holds the table, the machine's description and the order of the sections; the sections live beside it
 (sections_per_case.py: 1; sections_sweeps.py: 2, 3, 5; sections_explorer.py: 4; sections_profile.py: 6;
-sections_models.py: 7-9; sections_preset.py: 10; sections_hunt.py: 11), the shared helpers and targets in
-bench_common.py. Times are medians over repetitions. A measurement that fails says "failed: <reason>" in its
-row and the rest of the table still runs, but the run then exits 1 and writes no markdown.
+sections_models.py: 7-9; sections_preset.py: 10; sections_hunt.py: 11; sections_startup.py: 12), the shared
+helpers and targets in bench_common.py. Times are medians over repetitions. A measurement that fails says
+"failed: <reason>" in its row and the rest of the table still runs, but the run then exits 1 and writes no markdown.
 """
 
 from __future__ import annotations
@@ -38,11 +39,12 @@ from workbench.stack import loader as _stack  # noqa: E402
 # The sections' shared helpers and the sections, in modules of their own beside this file.
 from bench_common import Row, Settings, Table, failed, say, settings, switched  # noqa: E402
 from sections_explorer import EXPLORER_CASE, explorer_latency  # noqa: E402
-from sections_hunt import QUICK_BUDGET, FULL_BUDGET, hunt_section  # noqa: E402
+from sections_hunt import hunt_section, search_size_text  # noqa: E402
 from sections_models import culprit_search, graph_at_scale, real_models_and_arm_tests  # noqa: E402
 from sections_per_case import per_case, raw_case  # noqa: E402
 from sections_preset import preset_section  # noqa: E402
 from sections_profile import where_time_goes  # noqa: E402
+from sections_startup import startup_section  # noqa: E402
 from sections_sweeps import SweepFigures, cache_section, memory_section, sweep_scaling  # noqa: E402
 
 SECTIONS = {
@@ -57,11 +59,14 @@ SECTIONS = {
     9: "Real models and executorch's own tests",
     10: "The int64-review preset, cold, 2 workers, against data/int64-review.csv",
     11: "The counterexample hunt, cold, 2 workers (ext-int64-first-draft, TOSA-1.1+INT+int64, int64)",
+    12: "Commands that need no model: a new process each, start to exit",
 }
 
 
 # -- the table -----------------------------------------------------------------------------------------------------
 COLUMNS = ("measurement", "value", "target", "ratio / met")
+SMOKE_NOTE = ("--smoke: each measurement ran once at its smallest size to show that it still runs; these numbers "
+              "are not measurements and the targets' verdicts mean nothing.")
 
 
 def section_title(number: int, config: Settings) -> str:
@@ -69,9 +74,12 @@ def section_title(number: int, config: Settings) -> str:
              3: f" (median of {config.reps})", 4: f" (median of {config.reps})",
              6: f" (shares: {len(config.per_case)} cases x {config.reps} runs)", 7: f" (median of {config.reps})",
              8: f" (median of {config.reps})", 9: f" (models: warm, median of {config.reps}; tests: once each side)",
-             10: " (once" + ("; --quick: a few operators only)" if config.quick else
-                             "; then without reused workers, without a warm parent)"),
-             11: f" (seed 0, a search budget of {QUICK_BUDGET if config.quick else FULL_BUDGET:.0f} s)"}
+             10: {"full": " (once; then without reused workers, without a warm parent)",
+                  "quick": " (once; --quick: a few operators only)",
+                  "smoke": " (once; --smoke: one operator; then without reused workers, without a warm parent)"
+                  }[config.mode],
+             11: f" (seed 0, {search_size_text(config)})",
+             12: f" (median of {config.reps})"}
     return f"{number}. {SECTIONS[number]}{extra.get(number, '')}"
 
 
@@ -84,6 +92,8 @@ def render_text(table: Table, config: Settings) -> str:
         return "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()
 
     out = [line(COLUMNS), line("-" * w for w in widths)]
+    if config.smoke:
+        out.insert(0, SMOKE_NOTE + "\n")
     for number in sorted(table.sections):
         out.append(f"\n{section_title(number, config)}")
         out += [line((r.measurement, r.value, r.target, r.result)) for r in table.sections[number]]
@@ -166,6 +176,9 @@ METHOD = [
     "- The hunt: `workbench.hunt` from seed 0 with 2 workers on a fresh cache folder, in this (warm) process; a",
     "  class's first time is the search's clock when its first program's result arrived (`stats.first_seconds`),",
     "  before shrinking; shrinking and confirming run after the search budget.",
+    "- Commands that need no model: `python -m workbench ...` in a new process with the installed Arm backend, in an",
+    "  empty folder, from start to exit, the exit code checked (0, or 2 for the bad values); the median of the",
+    "  repetitions (`benchmarks/sections_startup.py`).",
 ]
 
 
@@ -213,11 +226,16 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "))
     parser.add_argument("--quick", action="store_true",
                         help="fewer cases and repetitions (about 10 minutes on 2 cores)")
+    parser.add_argument("--smoke", action="store_true",
+                        help="each measurement once at its smallest size, to see that every section still runs "
+                             "(the test suite runs it); its numbers are not meant to be read")
     parser.add_argument("--markdown", metavar="PATH", help="also write the table and the machine to PATH")
     parser.add_argument("--only", type=int, nargs="+", choices=sorted(SECTIONS), metavar="SECTION",
-                        help="run only these sections (1-11)")
+                        help="run only these sections (1-12)")
     args = parser.parse_args(argv)
-    config = settings(args.quick)
+    if args.smoke and (args.quick or args.markdown):
+        parser.error("--smoke takes neither --quick (it is smaller) nor --markdown (its numbers are not measurements)")
+    config = settings(args.quick, args.smoke)
     chosen = set(args.only or SECTIONS)
     started = datetime.datetime.now(datetime.timezone.utc)
     load = load_average()
@@ -248,18 +266,21 @@ def main(argv=None) -> int:
             (9, lambda: real_models_and_arm_tests(table, config, Path(scratch))),
             (10, lambda: preset_section(table, config, Path(scratch))),
             (11, lambda: hunt_section(table, config, Path(scratch))),
+            (12, lambda: startup_section(table, config, Path(scratch))),
         ]
         for number, step in steps:
             if number not in chosen:
                 continue
             say(f"{section_title(number, config)}")
+            section_clock = time.perf_counter()
             try:
                 step()
             except Exception as exc:  # a section's own bug still leaves the rest of the table
                 table.add(number, Row("section", failed(exc)))
+            say(f"  section {number} took {time.perf_counter() - section_clock:.0f} s")
 
     took = time.perf_counter() - clock
-    mode = "quick" if config.quick else "full"
+    mode = config.mode
     print(render_text(table, config))
     broken = [f"{number}. {row.measurement}: {row.value}" for number, rows in table.sections.items() for row in rows
               if row.value.startswith("failed")]

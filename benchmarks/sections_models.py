@@ -27,6 +27,7 @@ ARM_TEST_FILES = (("ops/test_cumsum.py", None), ("ops/test_add.py", 2))
 TRACE_CASES = (("small_cnn", "qint8", "TOSA-1.0+INT"), ("small_cnn", "float32", "TOSA-1.0+FP"))
 TRACE_RATIO_TARGET = 2.0
 QUICK_ARM_TEST_FILES = (("ops/test_cumsum.py", 2),)
+SMOKE_ARM_TEST_FILES = (("ops/test_cumsum.py", 1),)
 PYTEST_TIMEOUT_S = 1200
 
 
@@ -240,7 +241,7 @@ def arm_test_rows(table: Table, config: Settings, scratch: Path) -> None:
     of the same test ids, both once, in the same run."""
     from workbench.batch.arm_tests import tests_folder
 
-    chosen = QUICK_ARM_TEST_FILES if config.quick else ARM_TEST_FILES
+    chosen = SMOKE_ARM_TEST_FILES if config.smoke else QUICK_ARM_TEST_FILES if config.quick else ARM_TEST_FILES
     files = ", ".join(name + (f" (first {cap} per test)" if cap else "") for name, cap in chosen)
     say(f"  9. executorch's Arm tests {files}: the workbench, then executorch's pytest")
     try:

@@ -100,7 +100,7 @@ def run_sweep(ops, workers: int, cache_dir: str, request_ops=None):
 def sweep_scaling(table: Table, config: Settings, scratch: Path, figures: SweepFigures, sampled: bool) -> None:
     cases = sweep_cases(config.sweep_ops)
     figures.cases = len(cases)
-    smaller = f" (quick mode; full: {len(sweep_cases(SWEEP_OPS))})" if config.quick else ""
+    smaller = f" ({config.mode} mode; full: {len(sweep_cases(SWEEP_OPS))})" if config.quick else ""
     table.add(2, Row(f"cases: {len(config.sweep_ops)} operators x {', '.join(SWEEP_DTYPES)} x "
                      f"{', '.join(SWEEP_PROFILES)}", f"{len(cases)}{smaller}"))
     raw_outcomes = {}

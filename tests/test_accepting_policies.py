@@ -49,7 +49,8 @@ def test_accepted_reviewer_cases_fail_in_lowering_and_say_they_were_accepted(op,
     assert where in result.error.traceback
     (node,) = result.nodes
     assert node.delegated
-    assert node.reason.startswith(f"accepted by policy {policy}; executorch's checks said: ")
+    rule = f"{node.target}[int64]" + ("+int64" if str(policy) == "ext-int64-first-draft" else "")
+    assert node.reason.startswith(f"accepted by policy {policy} (rule {rule}) over the partitioner's rejection: ")
     assert executorch_said in node.reason
     assert any(note.startswith(f"{node.name} ({node.target}): accepted by policy {policy}") for note in result.notes)
 

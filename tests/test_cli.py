@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+from collections import Counter
 
 import pytest
 
@@ -82,7 +83,8 @@ def test_a_policy_file_with_a_syntax_error_is_one_line_and_exit_2(tmp_path, name
     assert f"policy file {path} {where}" in line, line
 
 
-def test_run_names_the_operator_and_wraps_the_whole_reason_with_nothing_on_stderr():
+def test_run_names_the_operator_and_wraps_the_whole_reason_with_nothing_on_stderr(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "160")  # the table fits the terminal's width: a terminal of 160 columns
     done = workbench("run", "slice_copy", "--dtype", "int64", "--profile", "TOSA-1.0+INT")
     assert done.returncode == 0, done.stderr
     # executorch's reason starts with the operator's repr and schema: shown as the operator's name
@@ -120,3 +122,18 @@ def test_an_output_file_of_an_unknown_format_is_refused_before_the_sweep(tmp_pat
     assert done.returncode == 2 and "Traceback" not in done.stderr
     (line,) = done.stderr.splitlines()  # no progress bar: nothing ran
     assert "unknown results format '.txt'; use .csv, .parquet" in line
+
+
+@pytest.mark.slow
+def test_review_ends_with_one_line_of_the_cases_per_outcome():
+    from workbench.core.outcomes import Outcome
+
+    done = workbench("review", "--policy", "stock")
+    assert done.returncode == 0, done.stderr
+    results = json.loads(workbench("review", "--policy", "stock", "--json").stdout)  # the same sweep, cached
+    total, _, counts = done.stdout.splitlines()[-1].partition(" cases: ")
+    named = [part.split(" ") for part in counts.split(", ")]
+    assert int(total) == len(results)
+    assert {name: int(n) for n, name in named} == dict(Counter(r["outcome"] for r in results))
+    order = [o.value for o in Outcome]
+    assert [name for _, name in named] == sorted((name for _, name in named), key=order.index)

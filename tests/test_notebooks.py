@@ -1,5 +1,6 @@
 """The notebooks: committed without outputs, and each runs top to bottom on a fresh kernel."""
 
+import re
 from pathlib import Path
 
 import nbformat
@@ -7,6 +8,11 @@ import pytest
 
 NOTEBOOK_DIR = Path(__file__).resolve().parent.parent / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
+REVIEW_RESULTS = NOTEBOOK_DIR.parent / "data" / "int64-review.csv"
+# What a matplotlib Figure (or a subclass) says of itself as text (matplotlib/figure.py::Figure.__repr__), and the
+# outputs that show it as a picture.
+FIGURE_TEXT = re.compile(r"<\w*Figure size ")
+PICTURES = ("image/png", "image/svg+xml")
 
 
 def test_there_are_notebooks():
@@ -25,22 +31,97 @@ def test_committed_without_outputs(path):
 
 
 def execute(path, monkeypatch, tmp_path, *, extra_cells=()):
-    """The notebook, with `extra_cells` appended, run top to bottom on a fresh kernel; returns the executed notebook."""
+    """The notebook, with `extra_cells` appended, run top to bottom on a fresh kernel; returns the executed notebook.
+    Every figure it shows must show as a picture."""
+    notebook = nbformat.read(path, as_version=4)
+    notebook.cells += list(extra_cells)
+    run_notebook(notebook, monkeypatch, tmp_path)
+    missing = figures_without_picture(notebook)
+    assert not missing, f"{path.name}: figures shown as text only: {missing}"
+    return notebook
+
+
+def run_notebook(notebook, monkeypatch, tmp_path):
+    """`notebook` run top to bottom on a fresh kernel, its outputs filled in; no cell may raise."""
     from nbclient import NotebookClient
 
     # The kernel inherits this environment: draw figures with the inline backend (no display needed),
     # whatever backend the caller's environment names.
     monkeypatch.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")
     monkeypatch.setenv("WORKBENCH_CACHE_DIR", str(tmp_path / "cache"))  # sweeps start cold, the user's cache untouched
-    notebook = nbformat.read(path, as_version=4)
-    notebook.cells += list(extra_cells)
     client = NotebookClient(notebook, kernel_name="python3", timeout=600,
                             resources={"metadata": {"path": str(NOTEBOOK_DIR)}})
     client.execute()  # raises CellExecutionError, with the failing cell and its traceback, on any cell error
     errors = [output for cell in notebook.cells if cell.cell_type == "code"
               for output in cell.outputs if output.output_type == "error"]
     assert not errors
+
+
+def figures_without_picture(notebook) -> list[str]:
+    """'cell N: <Figure size ...>' for each figure a code cell showed (its result or a display) with no picture."""
+    missing = []
+    for index, cell in enumerate(notebook.cells):
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            if (output.output_type in ("execute_result", "display_data")
+                    and FIGURE_TEXT.match(data.get("text/plain", "")) and not any(kind in data for kind in PICTURES)):
+                missing.append(f"cell {index}: {data['text/plain']}")
+    return missing
+
+
+def pictures(cell) -> int:
+    return sum(any(kind in output.get("data", {}) for kind in PICTURES) for output in cell.outputs)
+
+
+def run_cells(sources, monkeypatch, tmp_path):
+    """A notebook of these code cells, run on a fresh kernel as the notebooks in notebooks/ are."""
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in sources])
+    run_notebook(notebook, monkeypatch, tmp_path)
     return notebook
+
+
+def assert_shown_once_as_a_picture(cell):
+    assert len(cell.outputs) == 1 and cell.outputs[0].output_type == "execute_result", (cell.source, cell.outputs)
+    assert pictures(cell) == 1, (cell.source, cell.outputs)
+
+
+PYPLOT_IMPORTED = "import sys\nprint('pyplot imported:', 'matplotlib.pyplot' in sys.modules)"
+
+
+def test_a_heatmap_shows_once_as_a_picture_and_a_plain_figure_is_found(monkeypatch, tmp_path):
+    """Heatmaps (one of cases, one saying there are none) as a cell's last value, in a kernel where nothing imported
+    pyplot and then after `%matplotlib inline` (which prints figures its own way): each shows as one picture, and
+    the package imports no pyplot. A plain Figure made without pyplot shows as text only, and
+    figures_without_picture names that cell and no other."""
+    heatmap = f"from workbench.views.plots import outcome_heatmap\noutcome_heatmap({str(REVIEW_RESULTS)!r})"
+    empty = f"from workbench import load_results\noutcome_heatmap(load_results({str(REVIEW_RESULTS)!r}).iloc[:0])"
+    notebook = run_cells(["from matplotlib.figure import Figure\nplain = Figure()\nplain.add_subplot()\nplain",
+                          heatmap, empty, PYPLOT_IMPORTED, f"%matplotlib inline\n{heatmap}", empty],
+                         monkeypatch, tmp_path)
+    plain, *heatmaps, imported = [notebook.cells[i] for i in (0, 1, 2, 4, 5, 3)]
+    assert [missing.split(":")[0] for missing in figures_without_picture(notebook)] == ["cell 0"]
+    assert pictures(plain) == 0
+    for cell in heatmaps:
+        assert_shown_once_as_a_picture(cell)
+    assert printed_by(imported) == "pyplot imported: False\n"
+
+
+@pytest.mark.slow
+def test_a_partition_graph_and_a_numerics_figure_show_once_and_leave_pyplot_alone(monkeypatch, tmp_path):
+    """draw_partition and numerics_figure as a cell's last value, in a kernel on the inline backend: each shows as
+    one picture (a pyplot figure would show again when the inline backend flushes its figures at the cell's end),
+    pyplot is not imported by them and, imported after, holds no figure of theirs."""
+    monkeypatch.delenv("WORKBENCH_ARM_BACKEND", raising=False)
+    notebook = run_cells([
+        "import workbench\nfrom workbench.views.graph import draw_partition\n"
+        "from workbench.views.tables import numerics_figure\n"
+        "result = workbench.run_case('add', 'int32', 'TOSA-1.0+INT')",
+        "draw_partition(result)", "numerics_figure(result)", PYPLOT_IMPORTED,
+        "import matplotlib.pyplot as plt\nprint('pyplot figures:', plt.get_fignums())"], monkeypatch, tmp_path)
+    for cell in notebook.cells[1:3]:
+        assert_shown_once_as_a_picture(cell)
+    imported, figures = (printed_by(cell) for cell in notebook.cells[3:5])
+    assert (imported, figures) == ("pyplot imported: False\n", "pyplot figures: []\n")
 
 
 def tags(cell) -> list[str]:

@@ -80,23 +80,26 @@ def test_cumsum_goes_from_lowering_error_to_fallback():
     chosen = run("cumsum", "ext-int64-allowlist")
     assert chosen.outcome is Outcome.FALLBACK
     (node,) = [n for n in chosen.nodes if n.target == "aten.cumsum.default"]
-    # the list made the difference, and says so before executorch's own words
-    assert node.reason == ("not in ext-int64-allowlist's list; without the list: "
-                           "Non-constant node with int64 output.")
+    # executorch's own int64 check decided, reinstated by the policy for an operator outside its list: named so
+    assert node.reason == ("executorch's CheckInt64InputsAndOutputs, reinstated by ext-int64-allowlist for operators "
+                           "outside its list (stock skips it under +int64): Non-constant node with int64 output.")
 
 
 @pytest.mark.parametrize("op,other", [("cat_int64_int32", "int32"), ("cat_int64_bool", "bool")])
 def test_mixed_width_cat_falls_back(op, other):
     result = run(op, "ext-int64-allowlist")
     assert result.outcome is Outcome.FALLBACK
-    assert f"mixed with {other}: ext-int64-allowlist's list takes uniform int64 only" in result.reason_summary()
+    assert f"ext-int64-allowlist's list takes uniform int64 only: int64 data operand mixed with {other}" in (
+        result.reason_summary())
 
 
 def test_where_is_not_rejected_for_its_bool_condition():
     result = run("where_int64_values", "ext-int64-allowlist")
     (node,) = [n for n in result.nodes if n.target == "aten.where.self"]
     assert "mixed" not in (node.reason or "")
-    assert run("where_int64_values", "stock").reason_summary() == result.reason_summary()
+    # the same rejection as stock's, said to be the stock partitioner's
+    (stock_node,) = [n for n in run("where_int64_values", "stock").nodes if n.target == "aten.where.self"]
+    assert node.reason == f"the stock partitioner's checks: {stock_node.reason}"
 
 
 def test_sum_dim_is_a_candidate_that_still_fails_on_the_pinned_stack():

@@ -100,7 +100,6 @@ def test_a_node_vela_placed_on_the_cpu_is_ringed_and_named_in_the_legends(npu_re
     assert VELA_CPU_LABEL in legend_html(graph)
     figure = draw_partition(result, graph)
     assert VELA_CPU_LABEL in [text.get_text() for text in figure.axes[0].get_legend().get_texts()]
-    matplotlib.pyplot.close(figure)
 
 
 def test_the_explorer_shows_the_vela_tab_of_an_ethos_u_result_and_a_line_for_another(npu_result, tosa_result):

@@ -8,6 +8,7 @@ import os
 import sys
 
 from ..core.errors import WorkbenchError
+from . import checks
 from . import hunt as hunt_command
 
 
@@ -24,6 +25,7 @@ def _parser() -> argparse.ArgumentParser:
     ops = sub.add_parser("ops", help="list catalogue operators")
     ops.add_argument("--dtype", help="only operators supporting this dtype")
     ops.add_argument("--json", action="store_true")
+    _add_wide_option(ops)
 
     prof = sub.add_parser("profiles", help="list preset profiles and the valid profile forms")
     prof.add_argument("--json", action="store_true")
@@ -40,6 +42,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--timeout", type=float, default=None, help="seconds before an isolated case is stopped")
     run.add_argument("--emit-test", metavar="FILE", help="also write a pytest file asserting this outcome")
     run.add_argument("--html", metavar="PATH", help="also write the result as one self-contained page (.html)")
+    _add_wide_option(run)
     _add_case_options(run)
     _add_arm_backend_option(run)
 
@@ -63,6 +66,7 @@ def _add_summary_command(sub) -> None:
     summary.add_argument("--profiles", nargs="+", default=None)
     _add_policy_option(summary, several=True, default="stock and ext-int64-allowlist")
     summary.add_argument("--json", action="store_true")
+    _add_wide_option(summary)
 
 
 def _add_culprits_command(sub) -> None:
@@ -112,6 +116,7 @@ def _add_batch_commands(sub) -> None:
     doctor = sub.add_parser("doctor", help="the installed stack, the Arm backend, every private hook of executorch "
                             "and torch the workbench uses (ok / missing / changed) and the decomposition cache")
     doctor.add_argument("--json", action="store_true")
+    _add_wide_option(doctor)
     _add_arm_backend_option(doctor)
 
     review = sub.add_parser("review", help="sweep the EXT-INT64 review cases (the preset 'review') and print their "
@@ -120,6 +125,7 @@ def _add_batch_commands(sub) -> None:
     review.add_argument("--workers", type=int, default=None, help="worker processes (default: number of cores)")
     _add_cache_options(review)
     review.add_argument("--json", action="store_true")
+    _add_wide_option(review)
     _add_arm_backend_option(review)
 
 
@@ -177,6 +183,11 @@ def _add_case_options(command) -> None:
                          "print the trace table; sweep: the first_divergence column)")
 
 
+def _add_wide_option(command) -> None:
+    command.add_argument("--wide", action="store_true", help="print tables one line per row, however long (default: "
+                         "fit the terminal's width, $COLUMNS, wrapping cells, nothing cut)")
+
+
 def _add_arm_backend_option(command) -> None:
     command.add_argument("--arm-backend", metavar="PATH", default=None,
                          help="run executorch.backends.arm from this executorch checkout (or its backends/arm "
@@ -194,7 +205,7 @@ def _cmd_ops(args) -> None:
     from ..core.text import table
 
     rows = [[e.name, e.family, ", ".join(e.edge_ops), " ".join(e.dtypes)] for e in entries]
-    print(table(rows, ["op", "family", "edge ops", "dtypes"], max_width=80))
+    print(table(rows, ["op", "family", "edge ops", "dtypes"], wide=args.wide))
     print(f"{len(entries)} operators")
 
 
@@ -257,6 +268,7 @@ def _cache(args):
 def _cmd_review(args) -> None:
     from ..batch.matrix import Matrix
     from ..batch.sweeps import sweep_results
+    from ..core.outcomes import Outcome
     from ..core.text import format_results_table
 
     matrix = Matrix.preset("review").replace(**({"policies": args.policy} if args.policy else {}))
@@ -264,11 +276,13 @@ def _cmd_review(args) -> None:
     if args.json:
         print(json.dumps([r.to_dict() for r in results], indent=2))
     else:
-        print(format_results_table(results, policies=len(matrix.policies) > 1))
+        print(format_results_table(results, policies=len(matrix.policies) > 1, wide=args.wide))
+        counts = [(sum(r.outcome == outcome for r in results), outcome) for outcome in Outcome]  # outcomes.py order
+        print(f"{len(results)} cases: " + ", ".join(f"{n} {outcome}" for n, outcome in counts if n))
 
 
 def _cmd_sweep(args) -> None:
-    from ..batch.results_io import check_results_path, save_results
+    from ..batch.results_io import save_results
     from ..batch.sweeps import sweep
 
     if args.arm_tests:
@@ -276,7 +290,6 @@ def _cmd_sweep(args) -> None:
     matrix = _matrix(args)
     if args.out is None:
         raise WorkbenchError("say where to write the results: --out FILE (.csv or .parquet)")
-    check_results_path(args.out)
     table = sweep(matrix, cache=_cache(args), workers=args.workers, timeout=args.timeout, scheduler=args.scheduler)
     path = save_results(table, args.out)
     counts = table["outcome"].value_counts().to_dict()
@@ -286,11 +299,9 @@ def _cmd_sweep(args) -> None:
 
 def _cmd_sweep_arm_tests(args) -> None:
     from ..batch.arm_tests import agreement_text, run_arm_tests
-    from ..batch.results_io import check_results_path, save_results
+    from ..batch.results_io import save_results
 
-    if args.out:
-        check_results_path(args.out)
-    # main() has already made --arm-backend this process's Arm backend
+    # main() has already made --arm-backend this process's Arm backend and checked --out (checks.py)
     table = run_arm_tests(args.arm_tests, cap=args.arm_tests_cap, workers=args.workers, timeout=args.timeout)
     print(agreement_text(table))
     if args.out:
@@ -346,14 +357,14 @@ def _cmd_summary(args) -> None:
 
     table = architecture_summary(args.op, args.dtype, args.profiles, args.policy)
     print(json.dumps(table.to_dict(orient="records"), indent=2) if args.json else
-          format_architecture_summary(args.op, table, dtype_chosen=args.dtype is not None))
+          format_architecture_summary(args.op, table, dtype_chosen=args.dtype is not None, wide=args.wide))
 
 
 def _cmd_doctor(args) -> None:
     from ..stack.doctor import doctor, format_doctor
 
     found = doctor()
-    print(json.dumps(found, indent=2) if args.json else format_doctor(found))
+    print(json.dumps(found, indent=2) if args.json else format_doctor(found, wide=args.wide))
 
 
 _COMMANDS = {
@@ -371,6 +382,7 @@ def main(argv: list[str] | None = None) -> int:
             from ..stack.arm_backend import use_arm_backend
 
             use_arm_backend(args.arm_backend)
+        checks.check_arguments(args)
         _COMMANDS[args.command](args)
         sys.stdout.flush()
     except BrokenPipeError:

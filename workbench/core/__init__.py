@@ -7,6 +7,8 @@
 - `dtypes`: the dtypes a case can take and their tolerances;
 - `failures`: an exception as an ErrorInfo naming its root cause, the pass or node visitor that raised and its node;
 - `fingerprint`: a hash of user code (a Python policy's checks, a user's transform pass) for the cache key;
-- `errors`: the errors for caller mistakes, and the one "nearest names" helper.
+- `errors`: the errors for caller mistakes, and the one "nearest names" helper;
+- `profile_table`: which TOSA profile strings the pinned executorch accepts, as data (held to its parser by
+  tests/test_profiles.py), for checks that must not wait for executorch's import.
 Nothing here imports torch or executorch.
 """

@@ -156,6 +156,14 @@ class OutputComparison:
         """'0.98 steps of 0.00744' for a quantized output; empty otherwise."""
         return steps_text(self.max_steps, self.scale)
 
+    def __repr__(self) -> str:
+        """The comparison without its values (they are `eager` and `reference`)."""
+        error = self.steps_text() or (f"max_abs_error={self.max_abs_error:g}" if self.max_abs_error is not None
+                                      else "")
+        return (f"OutputComparison({self.index}, {self.dtype}{list(self.shape)}, "
+                f"{(Numerics.MATCH if self.match else Numerics.MISMATCH).value}, {error or 'no error measured'}, "
+                f"mismatches={self.mismatches}/{self.numel})")
+
 
 @dataclass(frozen=True)
 class TraceRow:
@@ -183,13 +191,26 @@ class TraceRow:
     within_tolerance: bool | None = None
     yardstick: str = ""
     note: str = ""
+    # the FX node whose eager value judged it, where that is not fx_node: the quantize node a convolution's
+    # RESCALE output is the integers of, say
+    judged_against: str | None = None
+    # an accumulator of per-channel weights: its step per output channel (the last axis); `scale` is then None
+    channel_scales: tuple[float, ...] = ()
 
     def to_dict(self) -> dict:
-        return {**asdict(self), "shape": list(self.shape)}
+        return {**asdict(self), "shape": list(self.shape), "channel_scales": list(self.channel_scales)}
 
     @classmethod
     def from_dict(cls, data: dict) -> "TraceRow":
-        return cls(**{k: (tuple(v) if k == "shape" else v) for k, v in data.items()})
+        return cls(**{k: (tuple(v) if k in ("shape", "channel_scales") else v) for k, v in data.items()})
+
+    def __repr__(self) -> str:
+        """The row without its values (an input of thousands of elements prints them all otherwise); the values
+        are `reference`, `eager` and the dequantized pair."""
+        within = {True: "within", False: "OUT of tolerance", None: "not judged"}[self.within_tolerance]
+        error = self.error_text()
+        return (f"TraceRow({self.tensor!r}, {self.tosa_op}, {self.dtype}{list(self.shape)}, {within}"
+                f"{', ' + error if error else ''})")
 
     def label(self) -> str:
         """`aten_tanh_default (tosa_tanh_default in delegate_0)`: where a divergence starts."""
@@ -199,6 +220,8 @@ class TraceRow:
         """The error in the row's own terms: "2 steps of 0.0078", "0.5 ULP", else "max_abs_error=3e-07"; with
         full=True every measure, the note and the yardstick."""
         steps = steps_text(self.max_steps, self.scale)
+        if self.channel_scales and self.max_steps is not None:
+            steps = f"{self.max_steps:.3g} steps of its channel's scale"
         ulp = f"{self.max_ulp:.3g} ULP" if self.max_ulp is not None else ""
         absolute = f"max_abs_error={self.max_abs_error:g}" if self.max_abs_error is not None else ""
         if not full:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
-import textwrap
+import shutil
 
 from . import vela
+from .outcomes import Outcome
 from .rows import result_row
 
 # executorch's operator checks start a reason with the operator's repr and schema ("<EdgeOpOverload:
@@ -43,28 +44,90 @@ def steps_text(steps: float | None, scale: float | None) -> str:
     return f"{count} step{'' if count == '1' else 's'} of {scale:.3g}"
 
 
-def table(rows: list[list[str]], headers: list[str], max_width: int = 60, *, wrap: str | None = None) -> str:
-    """A plain-text table; a cell longer than `max_width` is cut at a word boundary, except in the column named
-    `wrap`, whose cells continue on lines of their own so that nothing is lost."""
-    wrapped = headers.index(wrap) if wrap in headers else None
+# Where a word too long for its column breaks: after an identifier's separators (quantized_decomposed_..., a/b,
+# 'x,y', aten.add.Tensor; not inside a number such as 6.268e-08), else anywhere.
+_WORD_BREAKS = re.compile(r"(?<=[_/,])|(?<=\.)(?=[A-Za-z])")
+COLUMN_GAP = "  "
 
-    def cells_of(row) -> list[list[str]]:
-        texts = ["" if value is None else str(value) for value in row]
-        return [textwrap.wrap(text, max_width, break_on_hyphens=False) or [""] if i == wrapped
-                else [shortened(text, max_width)] for i, text in enumerate(texts)]
 
-    grid = [cells_of(headers)] + [cells_of(row) for row in rows]
-    widths = [max(len(line) for r in grid for line in r[i]) for i in range(len(headers))]
+def terminal_width() -> int:
+    """The terminal's width in characters ($COLUMNS when set; 80 when the output goes to no terminal)."""
+    return shutil.get_terminal_size().columns
+
+
+def _pieces(word: str, width: int) -> list[str]:
+    """`word` in pieces of at most `width` characters, broken at _WORD_BREAKS where possible."""
+    pieces = []
+    for part in _WORD_BREAKS.split(word):
+        pieces += [part[i:i + width] for i in range(0, len(part), width)] or [""]
+    return [piece for piece in pieces if piece]
+
+
+def wrapped(text: str, width: int) -> list[str]:
+    """`text` in lines of at most `width` characters with every character kept: words whole where they fit, a longer
+    word broken (see _WORD_BREAKS) and continued on the next line."""
+    if len(text) <= width:
+        return [text]
+    lines, line = [], ""
+    for word in text.split():
+        for index, piece in enumerate([word] if len(word) <= width else _pieces(word, width)):
+            glue = " " if index == 0 and line else ""
+            if len(line) + len(glue) + len(piece) <= width:
+                line += glue + piece
+            else:
+                lines.append(line)
+                line = piece
+    return lines + [line]
+
+
+def _longest_piece(texts: list[str], pieces) -> int:
+    return max((len(piece) for text in texts for word in text.split() for piece in pieces(word)), default=1)
+
+
+def _fitted_widths(columns: list[list[str]], available: int) -> list[int]:
+    """Column widths summing to at most `available` (where that can be done): the widest column gives way first,
+    down to its longest word, then to its longest piece of a word (_WORD_BREAKS), then to its header's longest
+    piece, then to one character. Each column is its header, then its cells."""
+    natural = [max(len(text) for text in column) for column in columns]
+    longest_word = [_longest_piece(column, lambda word: [word]) for column in columns]
+    longest_piece = [_longest_piece(column, _WORD_BREAKS.split) for column in columns]
+    header_piece = [_longest_piece(column[:1], _WORD_BREAKS.split) for column in columns]
+    widths = list(natural)
+    for floors in (longest_word, longest_piece, header_piece, [1] * len(columns)):
+        while sum(widths) > available:
+            shrinkable = [i for i, w in enumerate(widths) if w > floors[i]]
+            if not shrinkable:
+                break
+            widths[max(shrinkable, key=lambda i: widths[i])] -= 1
+    return widths
+
+
+def table(rows: list[list[str]], headers: list[str], *, width: int | None = None, wide: bool = False) -> str:
+    """A plain-text table that fits `width` characters (None: the terminal's width), wrapping cells onto lines of
+    their own and never cutting one; `wide`: one line per row, whatever its length."""
+    # (a cell's line breaks and runs of spaces are one space: the table places its lines)
+    grid = [[" ".join(str(header).split()) for header in headers]] + [
+        ["" if value is None else " ".join(str(value).split()) for value in row] for row in rows]
+    by_column = [list(column) for column in zip(*grid)]
+    if wide:
+        widths = [max(len(text) for text in column) for column in by_column]
+    else:
+        available = (terminal_width() if width is None else width) - len(COLUMN_GAP) * (len(headers) - 1)
+        widths = _fitted_widths(by_column, available)
     lines = []
-    for r in grid:
-        for depth in range(max(len(parts) for parts in r)):
-            parts = [c[depth] if depth < len(c) else "" for c in r]
-            lines.append("  ".join(v.ljust(w) for v, w in zip(parts, widths)).rstrip())
-    lines.insert(1, "  ".join("-" * w for w in widths))
+    for number, row in enumerate(grid):
+        cells = [[text] if wide else wrapped(text, w) for text, w in zip(row, widths)]
+        for depth in range(max(len(cell) for cell in cells)):
+            parts = [cell[depth] if depth < len(cell) else "" for cell in cells]
+            lines.append(COLUMN_GAP.join(part.ljust(w) for part, w in zip(parts, widths)).rstrip())
+        if number == 0:
+            lines.append(COLUMN_GAP.join("-" * w for w in widths))
     return "\n".join(lines)
 
 
-def format_result(result) -> str:
+def format_result(result, *, width: int | None = None, wide: bool = False) -> str:
+    """The text view of a result; its node table fits `width` (None: the terminal's), or one line per node when
+    `wide` (see `table`)."""
     head = f"{result.case_label} policy={result.policy}"
     if result.transform_passes:
         head += f" transform_passes={','.join(result.transform_passes)}"
@@ -79,7 +142,7 @@ def format_result(result) -> str:
         placed = placements(result)
         rows = [[n.name, n.target, n.dtype_summary(), placed[n.name], readable_reason(n.reason or "")]
                 for n in result.nodes]
-        lines += ["", table(rows, ["node", "target", "dtypes", "placed", "reason"], max_width=70, wrap="reason")]
+        lines += ["", table(rows, ["node", "target", "dtypes", "placed", "reason"], width=width, wide=wide)]
     for delegate in result.delegates:
         lines.append(f"{delegate.name}: TOSA {' -> '.join(delegate.tosa_op_names) or '(no operators)'}")
         if delegate.vela is not None:
@@ -108,16 +171,28 @@ def format_result(result) -> str:
     return "\n".join(lines)
 
 
+# A node the partitioner accepted in a case whose backend then could not compile it (outcomes.COMPILE_FAILURES).
+ACCEPTED_THEN_FAILED = {Outcome.LOWERING_ERROR: "accepted, lowering failed",
+                        Outcome.VELA_ERROR: "accepted, Vela refused"}
+# Either of them, as the partition graph's legends name its colour.
+ACCEPTED_THEN_FAILED_LEGEND = "accepted, " + " or ".join(
+    text.removeprefix("accepted, ") for text in ACCEPTED_THEN_FAILED.values())
+
+
 def placements(result) -> dict[str, str]:
-    """Where each node runs, in a word: CPU, TOSA (a TOSA delegate), NPU (an Ethos-U delegate Vela compiled), or
-    "NPU, CPU (Vela)" for a delegated node some of whose TOSA operators Vela placed on the CPU."""
+    """Where each node runs, in a word: CPU, TOSA (a TOSA delegate), NPU (an Ethos-U delegate Vela compiled),
+    "NPU, CPU (Vela)" for a delegated node some of whose TOSA operators Vela placed on the CPU, or, in a case that
+    ended in lowering_error or vela_error, what became of a node the partitioner accepted (ACCEPTED_THEN_FAILED)."""
     on_cpu = vela.cpu_placed_nodes(result.delegates)
     # an Ethos-U target's delegates are all compiled by Vela (executorch's EthosUBackend)
     npu = any(d.vela is not None for d in result.delegates)
+    failed = ACCEPTED_THEN_FAILED.get(result.outcome)
     found = {}
     for node in result.nodes:
         if not node.delegated:
             found[node.name] = "CPU"
+        elif failed:
+            found[node.name] = failed
         else:
             found[node.name] = ("NPU, CPU (Vela)" if node.name in on_cpu else "NPU") if npu else "TOSA"
     return found
@@ -171,9 +246,10 @@ def provenance_lines(result) -> list[str]:
 SUMMARY_COLUMNS = ("op", "dtype", "profile", "outcome", "numerics", "reason")
 
 
-def format_results_table(results, *, policies: bool = False) -> str:
-    """One line per result; with a policy column when `policies` (results of several policies)."""
+def format_results_table(results, *, policies: bool = False, width: int | None = None, wide: bool = False) -> str:
+    """One row per result; with a policy column when `policies` (results of several policies). It fits `width`
+    (None: the terminal's), or one line per result when `wide` (see `table`)."""
     columns = (*SUMMARY_COLUMNS[:3], "policy", *SUMMARY_COLUMNS[3:]) if policies else SUMMARY_COLUMNS
     rows = [[result_row(r)[c] for c in columns[:-1]] + [readable_reason(result_row(r)[columns[-1]] or "")]
             for r in results]
-    return table(rows, [*columns[:-1], "reason / root cause"], max_width=90)
+    return table(rows, [*columns[:-1], "reason / root cause"], width=width, wide=wide)

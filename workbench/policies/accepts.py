@@ -10,9 +10,10 @@ its operator checks such as WhereSupported or SliceCopySupported, its negative c
 and the policy's own additional checks) is asked first; when it says no for a matching node, the node is
 supported anyway. That overrides executorch's *whole* verdict for the node, negative checks included, as if a
 branch had widened the check that rejected it; executorch's partition-level steps afterwards (boundary
-de-tagging, empty-partition rejection) still apply. The reason executorch gave is kept: the node's record and
-the result's notes say "accepted by policy <name>; executorch's checks said: <reason>". The wrapping happens in
-stages/partition.py; this module only holds the rules (an `Acceptance` is what a policy's checks hand it).
+de-tagging, empty-partition rejection) still apply. The rejection is kept: the node's record and the result's notes
+say "accepted by policy <name> (rule <rule>) over the partitioner's rejection: <reason>" (reasons.py). The
+wrapping happens in stages/partition.py; this module only holds the rules (an `Acceptance` is what a policy's
+checks hand it).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Iterable, Mapping
 
 from ..core.dtypes import DTYPES, OUTPUT_TOLERANCES
 from ..core.errors import WorkbenchError, nearest
+from . import reasons
 
 # Tensor dtype names as node tables write them (str(torch dtype) without 'torch.').
 TENSOR_DTYPES = tuple(sorted({d.torch_name for d in DTYPES.values()} | set(OUTPUT_TOLERANCES)
@@ -90,15 +92,25 @@ def fingerprint(rules: tuple[AcceptRule, ...]) -> str:
 
 class Acceptance:
     """The accept rules of one policy under one profile, as its checks hand them to the partitioner
-    (stages/partition.py takes any check with `accepts_node` and `policy_name` as one)."""
+    (stages/partition.py takes any check with `accepts_node`, `reason` and `policy_name` as one)."""
 
     def __init__(self, policy_name: str, rules: tuple[AcceptRule, ...]):
         self.policy_name = policy_name
         self.rules = rules
 
+    def rule_for(self, target: str, output_dtypes: tuple[str, ...]) -> AcceptRule | None:
+        """The first rule that takes a node of `target` with outputs of `output_dtypes`, or None."""
+        if not output_dtypes:
+            return None
+        return next((rule for rule in self.rules if rule.target == target and set(output_dtypes) <= rule.dtypes),
+                    None)
+
     def accepts_node(self, target: str, output_dtypes: tuple[str, ...]) -> bool:
-        return bool(output_dtypes) and any(
-            rule.target == target and set(output_dtypes) <= rule.dtypes for rule in self.rules)
+        return self.rule_for(target, output_dtypes) is not None
+
+    def reason(self, target: str, output_dtypes: tuple[str, ...], said: str | None) -> str:
+        """The reason of a node this acceptance takes, which the partitioner's checks rejected with `said`."""
+        return reasons.accepted(self.policy_name, self.rule_for(target, output_dtypes).text(), said)
 
     def __eq__(self, other) -> bool:
         return isinstance(other, Acceptance) and (self.policy_name, self.rules) == (other.policy_name, other.rules)

@@ -3,8 +3,8 @@
 Under a profile that declares int64, only the listed edge operators may carry int64, and only with uniform width:
 an int64 data operand next to an int32 or bool data operand (e.g. in `cat`) falls back; the bool condition of
 `where` and the index tensors of the indexing operators are not data operands. Every other operator keeps what
-it has without the extension: executorch's own int64 check (CheckInt64InputsAndOutputs), with its exceptions.
-A node the list decided says so first: "not in <policy>'s list; without the list: <executorch's reason>".
+it has without the extension: executorch's own int64 check (CheckInt64InputsAndOutputs), with its exceptions,
+which the policy reinstates for it. Each reason names the check that decided (reasons.py).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 
 from ..stack import internals, loader
+from . import reasons
 
 # Operand positions that are not data: where's condition, and index tensors of the indexing operators.
 NON_DATA_ARGS: dict[str, frozenset[int]] = {
@@ -50,8 +51,9 @@ def check_class():
             if target not in self.ops:
                 if self.stock_int64_check.is_node_supported(submodules, node):
                     return True
-                said = internals.withdraw_rejection(self.reporter, node) or "(no reason recorded)"
-                self.reporter.report_reject(node, f"not in {self.policy_name}'s list; without the list: {said}")
+                said = internals.withdraw_rejection(self.reporter, node)
+                check = type(self.stock_int64_check).__name__
+                self.reporter.report_reject(node, reasons.reinstated_check(self.policy_name, check, said))
                 return False
             skip = NON_DATA_ARGS.get(target, frozenset())
             widths = set()
@@ -64,8 +66,7 @@ def check_class():
                         widths.add(value.dtype)
             if torch.int64 in widths and len(widths) > 1:
                 others = ", ".join(sorted(str(d).removeprefix("torch.") for d in widths - {torch.int64}))
-                self.reporter.report_reject(
-                    node, f"int64 data operand mixed with {others}: {self.policy_name}'s list takes uniform int64 only")
+                self.reporter.report_reject(node, reasons.mixed_width(self.policy_name, others))
                 return False
             return True
 

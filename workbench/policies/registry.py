@@ -110,5 +110,21 @@ def get(policy: str | Policy | None) -> Policy:
         return STOCK
     if policy in BUILTIN_NAMES:
         return _builtin(policy)
-    raise UnknownPolicyError(unknown_name("policy", policy, names(), listed=f"valid policies: {', '.join(names())}, "
-                                          "a .toml/.yaml policy file, or path.py:VARIABLE (a list in a Python file)"))
+    raise _unknown(policy)
+
+
+def check(policy: str) -> None:
+    """Refuse what `get` would refuse, without importing torch or executorch: an unknown name, a policy file that
+    cannot be read or parsed, a Python list that cannot be read. A file's operator names are checked against the
+    installed executorch when `get` loads it."""
+    if policy.endswith((".toml", ".yaml", ".yml")):
+        load(policy, check=False)
+    elif (source := split_spec(policy)) is not None:
+        from_source(*source)
+    elif policy not in _REGISTERED and policy not in BUILTIN_NAMES:
+        raise _unknown(policy)
+
+
+def _unknown(policy) -> UnknownPolicyError:
+    return UnknownPolicyError(unknown_name("policy", policy, names(), listed=f"valid policies: {', '.join(names())}, "
+                                           "a .toml/.yaml policy file, or path.py:VARIABLE (a list in a Python file)"))

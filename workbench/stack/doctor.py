@@ -31,15 +31,16 @@ def _why(lever: dict) -> str:
     return "on (in effect during workbench calls)" if lever["checked"] else "on (checked on first use)"
 
 
-def format_doctor(found: dict) -> str:
+def format_doctor(found: dict, *, wide: bool = False) -> str:
+    """`doctor()` for the terminal: its tables fit the terminal's width, or one line per row when `wide`."""
     lines = ["stack: " + ", ".join(f"{name} {version}" for name, version in found["versions"].items()),
              f"Arm backend: {found['arm_backend']}", "", "private names of executorch and torch:"]
     rows = [[hook["status"], hook["name"], hook["used_for"] if hook["status"] == internals.OK else hook["detail"]]
             for hook in found["hooks"]]
-    lines += [table(rows, ["status", "name", "used for / what is wrong"], max_width=100), "",
+    lines += [table(rows, ["status", "name", "used for / what is wrong"], wide=wide), "",
               "speed levers (patched during workbench calls only; results are the same with each on or off; "
               "stack/levers.py):"]
     rows = [[name, lever["why"], lever["environment_variable"]] for name, lever in found["speed_levers"].items()]
-    lines += [table(rows, ["lever", "state", "off with <variable>=0"], max_width=100)]
+    lines += [table(rows, ["lever", "state", "off with <variable>=0"], wide=wide)]
     lines += [f"degraded: {note}" for note in found["degradations"]]
     return "\n".join(lines)

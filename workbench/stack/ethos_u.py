@@ -84,18 +84,20 @@ def is_target(text: str) -> bool:
     return text.strip().lower().startswith(PREFIX)
 
 
-def parse(text: str) -> Target:
-    """`ethos-u55-128` or `ethos-u55-128:<system config>:<memory mode>`; a ProfileError naming what is valid."""
+def parse(text: str, *, defaults=None) -> Target:
+    """`ethos-u55-128` or `ethos-u55-128:<system config>:<memory mode>`; a ProfileError naming what is valid.
+    `defaults` gives an accelerator's (system config, memory mode) in place of asking executorch
+    (default_configuration), as profiles.check does to answer without importing it."""
+    defaults = defaults or default_configuration
     accelerator, *configuration = text.strip().split(":")
     accelerator = accelerator.lower()
     if accelerator not in ACCELERATORS:
         raise ProfileError(f"unknown Ethos-U target {accelerator!r}; valid: {', '.join(ACCELERATORS)}, optionally "
                            "followed by :<system config>:<memory mode> (`workbench profiles` lists them)")
+    default = defaults(accelerator)
     if len(configuration) not in (0, 2):
         raise ProfileError(f"an Ethos-U target takes both a system config and a memory mode after colons, e.g. "
-                           f"{accelerator}:{default_configuration(accelerator)[0]}:"
-                           f"{default_configuration(accelerator)[1]}; got {text.strip()!r}")
-    default = default_configuration(accelerator)
+                           f"{accelerator}:{default[0]}:{default[1]}; got {text.strip()!r}")
     system_config, memory_mode = configuration or default
     systems, modes = vela_configurations()
     family_systems = [s for s in systems if _family_of_system(s) == accelerator.rsplit("-", 1)[0]]
@@ -183,13 +185,14 @@ def partitioner_class():
     return loader.import_arm("executorch.backends.arm.ethosu").EthosUPartitioner
 
 
-def describe_targets() -> list[str]:
-    """Lines for `workbench profiles`: the accelerators, and each family's system configs and memory modes."""
+def describe_targets(defaults=None) -> list[str]:
+    """Lines for `workbench profiles`: the accelerators, and each family's system configs and memory modes
+    (`defaults` as in `parse`)."""
     systems, modes = vela_configurations()
     lines = [f"Ethos-U targets (executorch's Ethos-U flow and Vela): {', '.join(ACCELERATORS)}"]
     for family, sizes in FAMILIES.items():
         accelerator = f"{family}-{sizes[0]}"
-        default = default_configuration(accelerator)
+        default = (defaults or default_configuration)(accelerator)
         choices = [s for s in systems if _family_of_system(s) == family]
         lines.append(f"  {family}: system configs {', '.join(choices)} (default {default[0]}); "
                      f"memory modes {', '.join(modes)} (default {default[1]})")

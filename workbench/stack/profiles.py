@@ -1,11 +1,19 @@
-"""TOSA profile strings, validated by executorch's own TosaSpecification, and what a valid one declares."""
+"""TOSA profile strings, validated by executorch's own TosaSpecification, and what a valid one declares.
+
+While the installed Arm backend is in use, a string is first checked against the committed table of what the
+pinned executorch accepts (core/profile_table.py, held to executorch's parser by tests/test_profiles.py): `check`
+answers from it alone, without importing torch or executorch, and the command line checks its profiles so before
+any long work. A checkout's backend (stack/arm_backend.py) may accept other strings: its own parser decides.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..core import profile_table
 from ..core.errors import ProfileError
-from . import ethos_u, internals, loader
+from ..core.records import INSTALLED
+from . import arm_backend, ethos_u, internals, loader
 
 PRESETS: tuple[str, ...] = (
     "TOSA-1.0+INT",
@@ -65,22 +73,35 @@ class Profile:
 
 
 def valid_forms() -> str:
-    """Versions, profiles and extensions the installed executorch accepts, for error messages."""
+    """Versions, profiles and extensions the Arm backend in use accepts, and the Ethos-U targets."""
+    if _installed_backend():
+        return "\n".join(profile_table.PINNED.describe() + ethos_u.describe_targets(profile_table.ethos_u_default))
+    return "\n".join(executorch_table().describe() + ethos_u.describe_targets())
+
+
+def executorch_table() -> profile_table.ProfileTable:
+    """The versions, profiles and extensions of the Arm backend in use, read from its TosaSpecification."""
     known = _spec_module().TosaSpecification.all_versions_and_profiles()  # public: one spec per version x profile
-    fields = [internals.tosa_spec_fields(spec) for spec in known]
-    versions = list(dict.fromkeys(version for version, *_ in fields))
-    profiles = list(dict.fromkeys(p for _, spec_profiles, *_ in fields for p in spec_profiles))
-    lines = [
-        "valid form: TOSA-<version>+<PROFILE>[+<PROFILE>][+<extension>...]",
-        f"versions: {', '.join(versions)}; profiles: {', '.join(profiles)} (one or both); level: 8k",
-    ]
-    for spec, (version, spec_profiles, *_) in zip(known, fields):
+    extensions: dict[str, dict[str, tuple[str, ...]]] = {}
+    for spec in known:
+        version, spec_profiles, *_ = internals.tosa_spec_fields(spec)
         for profile in spec_profiles:
-            extensions = type(spec).valid_extensions.get(profile, ())
-            lines.append(f"extensions of TOSA-{version}+{profile}: {', '.join(extensions)}")
-    lines += ethos_u.describe_targets()
-    lines.append(f"presets: {', '.join(PRESETS)}")
-    return "\n".join(lines)
+            extensions.setdefault(version, {})[profile] = tuple(type(spec).valid_extensions.get(profile, ()))
+    return profile_table.ProfileTable(extensions)
+
+
+def check(profile) -> str:
+    """The name `parse` gives `profile`, or the ProfileError it raises; while the installed Arm backend is in use,
+    decided by the committed table (and Vela's configuration files for an Ethos-U target) without importing torch
+    or executorch."""
+    if isinstance(profile, Profile):
+        return profile.name
+    if not _installed_backend():
+        return parse(profile).name
+    text = _text(profile)
+    if ethos_u.is_target(text):
+        return ethos_u.parse(text, defaults=profile_table.ethos_u_default).name
+    return _checked_by_table(text)
 
 
 def parse(profile: str | Profile) -> Profile:
@@ -89,58 +110,58 @@ def parse(profile: str | Profile) -> Profile:
     profile where there is one, and where the rest is listed."""
     if isinstance(profile, Profile):
         return profile
-    if not isinstance(profile, str) or not profile.strip():
-        raise ProfileError(f"a profile must be a non-empty string like 'TOSA-1.0+INT', got {profile!r}; "
-                           f"{_SHORT_FORM}")
-    if ethos_u.is_target(profile):
-        target = ethos_u.parse(profile)
+    text = _text(profile)
+    if ethos_u.is_target(text):
+        target = ethos_u.parse(text)
         version, profiles, extensions, u55 = _fields(ethos_u.tosa_specification(target.accelerator))
         return Profile(name=target.name, version=version, profiles=profiles, extensions=extensions, u55=u55,
                        target=target)
-    name = _spelled(profile.strip())
+    name = _checked_by_table(text) if _installed_backend() else profile_table.spelled(text)
     try:
         parsed = _spec_module().TosaSpecification.create_from_string(name)
     except Exception as exc:  # executorch raises ValueError, but any failure is a bad string to the user
-        nearest = _nearest(name)
-        hint = f"; did you mean {nearest}?" if nearest else ""
         reason = str(exc).splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ProfileError(f"invalid TOSA profile {profile.strip()!r} ({reason}){hint} {_SHORT_FORM}") from None
+        table = executorch_table()
+        raise _invalid(text, reason, table.nearest(name, _accepted_by_executorch), table) from None
     version, profiles, extensions, u55 = internals.tosa_spec_fields(parsed)
     return Profile(name=name, version=version, profiles=profiles, extensions=extensions, u55=u55)
+
+
+def _text(profile) -> str:
+    if not isinstance(profile, str) or not profile.strip():
+        raise ProfileError(f"a profile must be a non-empty string like 'TOSA-1.0+INT', got {profile!r}; "
+                           f"{profile_table.PINNED.short_form()}")
+    return profile.strip()
+
+
+def _checked_by_table(text: str) -> str:
+    name = profile_table.spelled(text)
+    reason = profile_table.PINNED.problem(name)
+    if reason is not None:
+        raise _invalid(text, reason, profile_table.PINNED.nearest(name))
+    return name
+
+
+def _invalid(text: str, reason: str, nearest: str | None,
+             table: profile_table.ProfileTable = profile_table.PINNED) -> ProfileError:
+    hint = f"; did you mean {nearest}?" if nearest else ""
+    return ProfileError(f"invalid TOSA profile {text!r} ({reason}){hint} {table.short_form()}")
+
+
+def _installed_backend() -> bool:
+    return arm_backend.active().source == INSTALLED
 
 
 def _fields(tosa_spec: str) -> tuple:
     return internals.tosa_spec_fields(_spec_module().TosaSpecification.create_from_string(tosa_spec))
 
 
-_SHORT_FORM = ("Valid: TOSA-<version>+<PROFILE>[+<PROFILE>][+<extension>...], versions: 1.0, 1.1, profiles INT and FP, "
-               "e.g. TOSA-1.0+INT or TOSA-1.1+INT+int64, or an Ethos-U target such as ethos-u55-128; "
-               "`workbench profiles` lists each profile's extensions and the targets")
-
-
-def _spelled(name: str) -> str:
-    """`name` in executorch's spelling: TOSA and the profiles in capitals, extensions in small letters."""
-    head, *parts = name.split("+")
-    if head.lower().startswith("tosa-"):
-        head = "TOSA-" + head[5:]
-    return "+".join([head, *(p.upper() if p.upper() in ("INT", "FP") else p.lower() for p in parts)])
-
-
-def _nearest(name: str) -> str | None:
-    """A valid profile with the same profiles and extensions in another order or under the other version, if any."""
-    head, *parts = name.split("+")
-    named = [p for p in parts if p in ("INT", "FP")]
-    extensions = [p for p in parts if p not in ("INT", "FP")]
-    versions = [head.removeprefix("TOSA-")] + [v for v in ("1.0", "1.1") if v != head.removeprefix("TOSA-")]
-    for version in versions:
-        candidate = "+".join([f"TOSA-{version}", *named, *extensions])
-        if candidate != name and named:
-            try:
-                _spec_module().TosaSpecification.create_from_string(candidate)
-            except Exception:  # not this one either
-                continue
-            return candidate
-    return None
+def _accepted_by_executorch(name: str) -> bool:
+    try:
+        _spec_module().TosaSpecification.create_from_string(name)
+    except Exception:  # not this one either
+        return False
+    return True
 
 
 def _spec_module():

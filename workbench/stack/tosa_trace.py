@@ -100,9 +100,29 @@ def serialized_graph(lowered_module):
         raise StackError("the trace cannot rebuild the Arm backend's serialized graph: TosaCompileSpec._from_list "
                          "or ArmPassManager.transform_to_backend_pipeline is gone (workbench/stack/tosa_trace.py)")
     program = copy.deepcopy(lowered_module.original_module)
-    spec = TosaCompileSpec._from_list(lowered_module.compile_specs)
-    return ArmPassManager(spec).transform_to_backend_pipeline(exported_program=program,
-                                                              graph_module=program.graph_module)
+    return ArmPassManager(_tosa_compile_spec(lowered_module)).transform_to_backend_pipeline(
+        exported_program=program, graph_module=program.graph_module)
+
+
+def _tosa_compile_spec(lowered_module):
+    """The TOSA compile spec the delegate's graph was made with: its own, or for an Ethos-U delegate the TOSA part
+    of its Ethos-U spec, as EthosUBackend.preprocess derives it (TOSABackend.filter_tosa_compile_specs)."""
+    from executorch.backends.arm.tosa.compile_spec import TosaCompileSpec
+
+    specs = lowered_module.compile_specs
+    formats = {spec.value.decode() for spec in specs if spec.key == "output_format"}
+    if formats <= {TosaCompileSpec._get_output_format()}:
+        return TosaCompileSpec._from_list(specs)
+    try:
+        from executorch.backends.arm.ethosu.compile_spec import EthosUCompileSpec
+        from executorch.backends.arm.tosa.backend import TOSABackend
+    except ImportError as exc:
+        raise StackError(f"the trace cannot read an Ethos-U delegate's compile specs: {exc} "
+                         "(workbench/stack/tosa_trace.py)") from None
+    if formats != {EthosUCompileSpec._get_output_format()} or not hasattr(TOSABackend, "filter_tosa_compile_specs"):
+        raise StackError(f"the trace knows the TOSA and Ethos-U compile specs, not output format {sorted(formats)}, "
+                         "or TOSABackend.filter_tosa_compile_specs is gone (workbench/stack/tosa_trace.py)")
+    return TOSABackend.filter_tosa_compile_specs(EthosUCompileSpec._from_list(specs))
 
 
 def replaced_by_table(node) -> str | None:

@@ -2,11 +2,11 @@
 decided, node by node (a helper of the lower stage: executorch partitions inside the same call that lowers).
 
 A policy's checks may include acceptances (policies/accepts.py: objects with `accepts_node(target,
-output_dtypes)` and `policy_name`). They are not handed to executorch as checks: the operator support executorch
-builds is wrapped so that a node it rejects is supported anyway when an acceptance takes it, overriding executorch's
-whole verdict for that node (negative checks included). executorch's reason is withdrawn from its reporter (so a
-later rejection of the node, e.g. at the partition boundary, is the one recorded) and kept in the node's record
-and the result's notes as "accepted by policy <name>; executorch's checks said: <reason>".
+output_dtypes)`, `reason(target, output_dtypes, said)` and `policy_name`). They are not handed to executorch as
+checks: the operator support executorch builds is wrapped so that a node it rejects is supported anyway when an
+acceptance takes it, overriding executorch's whole verdict for that node (negative checks included). The rejection
+is withdrawn from executorch's reporter (so a later rejection of the node, e.g. at the partition boundary, is the
+one recorded) and kept in the node's record and the result's notes, in the acceptance's words.
 A check marked `overrides_acceptance = True` (the culprit search's, which keeps chosen nodes on CPU) still rejects
 a node an acceptance takes.
 """
@@ -24,7 +24,8 @@ from ..stack.internals import target_name
 NO_REASON = "not delegated; the partitioner reported no reason"
 REASON_UNAVAILABLE = "not delegated; reason unavailable (executorch's rejection reasons cannot be read: see notes)"
 BOUNDARY_QDQ = "quantize/dequantize at the delegate's float boundary: kept on CPU by the partitioner"
-ACCEPTED = "accepted by policy {policy}; executorch's checks said: {reason}"
+# Under a policy, a rejection none of its checks made: one of the checks the stock partitioner runs too.
+BY_STOCK_CHECKS = "the stock partitioner's checks: {reason}"
 
 
 def _describe(value) -> tuple[list[str], list[tuple]]:
@@ -111,8 +112,8 @@ def _accepting_support_class():
             target, output_dtypes = target_name(node.target), tuple(_describe(node.meta.get("val"))[0])
             for acceptance in self.acceptances:
                 if acceptance.accepts_node(target, output_dtypes):
-                    said = internals.withdraw_rejection(self.reporter, node) or "(no reason recorded)"
-                    self.accepted[node] = ACCEPTED.format(policy=acceptance.policy_name, reason=said)
+                    said = internals.withdraw_rejection(self.reporter, node)
+                    self.accepted[node] = acceptance.reason(target, output_dtypes, said)
                     return True
             return False
 
@@ -153,7 +154,8 @@ def _recording_partitioner_class(ethos_u_target: bool = False):
             if self.on_stage:
                 self.on_stage("partition", None)
             result = super().partition(exported_program)
-            rejected = internals.rejection_reasons(self._workbench_reporter)
+            rejected = _naming_stock_checks(internals.rejection_reasons(self._workbench_reporter),
+                                            self.additional_checks or ())
             self.records = node_records(result.tagged_exported_program.graph_module, rejected,
                                         self._workbench_accepted)
             if self.notes is not None:
@@ -164,6 +166,16 @@ def _recording_partitioner_class(ethos_u_target: bool = False):
             return result
 
     return RecordingTOSAPartitioner
+
+
+def _naming_stock_checks(rejected: dict | None, checks) -> dict | None:
+    """Under a policy whose every check names it in its reasons (policies/reasons.py), the other rejections are
+    the stock partitioner's, and say so; a check of unknown origin (a user's own) leaves every reason as it is."""
+    policies = {getattr(check, "policy_name", None) for check in checks}
+    if not rejected or not policies or None in policies:
+        return rejected
+    return {node: text if any(name in text for name in policies) else BY_STOCK_CHECKS.format(reason=text)
+            for node, text in rejected.items()}
 
 
 def make_partitioner(profile, additional_checks=(), on_stage=None, notes: list | None = None):

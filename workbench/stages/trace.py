@@ -5,21 +5,13 @@ Only for a case that asks for it (Case.trace); non-fatal: a failure here is kept
 changes neither the outcome nor the numerics.
 
 - TOSA values: the delegate's flatbuffer with every operator's output also a block output (stack/tosa_trace.py),
-  run on the reference model with the call's own inputs: the arrays it returns, exact. Blocks of control flow
-  (COND_IF, WHILE_LOOP bodies) are not traced: their operators' values are not the main block's tensors.
+  run on the reference model with the call's own inputs: the arrays it returns, exact. For an Ethos-U delegate,
+  the TOSA graph Vela was given. Blocks of control flow (COND_IF, WHILE_LOOP bodies) are not traced: their
+  operators' values are not the main block's tensors.
 - Eager values: the delegate's edge program (the lowered module's `original_module`) run in PyTorch, node by node,
-  on the same call's arguments.
-- Which FX node a tensor came from: the Arm backend names each tensor after a node of the graph its passes made
-  (the tensor itself, or with a suffix for a tensor a node visitor adds: `tosa_mul_default_shift`); that node is
-  the edge program's node of the same name, else the one it was made from (torch's node provenance), else the
-  edge program's node made from the same source node; a TABLE, which carries no provenance, the node it replaced
-  (stack/tosa_trace.py), and a node of one input made without provenance what that input came from. A tensor
-  with none gets "no FX node".
-- Which rows are judged: a tensor named exactly after its node (not a visitor's helper tensor), whose eager value
-  has as many elements and the same kind of numbers (floats, integers) or is its quantized value (an INT8 or INT16
-  tensor whose FX node is a quantize node); and of several tensors made from one FX node, only the last (the
-  earlier ones are steps of its lowering, whose values eager never computes), unless it is computed from a later
-  node's tensor (a step a pass moved past that node: its value is no longer the node's alone).
+  on the same call's arguments; for a quantized model, the quantize/dequantize program convert_pt2e made.
+- Which eager value judges which tensor, and in what steps (a quantize node's scale, an accumulator's input x
+  weight scale): stages/trace_match.py.
 """
 
 from __future__ import annotations
@@ -29,17 +21,20 @@ import math
 from ..core import dtypes as _dtypes
 from ..core.records import TraceRow
 from ..stack import loader, tosa_trace
+from . import trace_layout, trace_match
 from .compare import _values, compare_output
 from .reference import ReferenceModelError, _to_torch, lowered_module_label, silence_native_stdout
 from .state import Lowering, tosa_graph_of
 from .tosa_flatbuffer import input_names, output_names, read_operators
+from .trace_expectation import Expectation, Planned
+
+# The reference model's Python binding hands back no values of these types (it warns "Unsupported tensor DType:
+# INT48" and returns an empty array): an a16w8 convolution's accumulator.
+_UNREADABLE = {"INT48": "the reference model's Python binding returns no INT48 values"}
 
 NAME = "trace"
 ANNOUNCE = "trace"
 FATAL = False
-
-_FLOAT_TYPES = ("FP16", "BF16", "FP32", "FP64", "FP8E4M3", "FP8E5M2")
-_QUANTIZED_TYPES = ("INT8", "INT16")
 
 
 def applies(state: Lowering) -> bool:
@@ -66,74 +61,29 @@ def trace_call(delegate_run, delegate: str, case_dtype: str | None) -> list[Trac
     inputs = input_names(flatbuffer)
     made = [(op.op, tensor) for op in operators for tensor in op.outputs if tensor.dtype != "SHAPE"]
     reference = dict(zip(inputs, delegate_run.inputs))
-    reference.update(_reference_values(flatbuffer, [t.name for _, t in made], list(delegate_run.inputs)))
+    readable = [t.name for _, t in made if t.dtype not in _UNREADABLE]
+    reference.update(_reference_values(flatbuffer, readable, list(delegate_run.inputs)))
     tensors = [("input", tensor) for tensor in _input_tensors(operators, inputs)] + made
 
     eager = _eager_values(lowered.original_module, delegate_run.arguments)
     serialized = tosa_trace.serialized_graph(lowered)
-    origin = _origins(serialized, lowered.original_module)
+    origin = trace_match.origins(serialized, lowered.original_module)
     node_names = sorted((n.name for n in serialized.graph.nodes), key=len, reverse=True)
     fx_nodes = {n.name: n for n in lowered.original_module.graph.nodes}
 
     by_name = {tensor.name: tensor for _, tensor in tensors}
     # the FX node of each serialized node, chosen by the tensor named after it (a helper tensor follows its node)
-    chosen = {name: _pick(candidates, by_name.get(name), eager, fx_nodes) for name, candidates in origin.items()}
+    chosen = {name: trace_match.pick(candidates, by_name.get(name), eager, fx_nodes)
+              for name, candidates in origin.items()}
     planned = []
     for op, tensor in tensors:
         own = tensor.name if tensor.name in origin else next(
             (n for n in node_names if tensor.name.startswith(n + "_")), None)
-        planned.append((op, tensor, chosen.get(own), own == tensor.name))
-    mixed = _holding_later_work(planned, operators, list(fx_nodes))
-    # of the tensors made from one FX node, the last is its value; the earlier ones are steps of its lowering
-    last = {fx: index for index, (_, tensor, fx, exact) in enumerate(planned)
-            if fx is not None and exact and tensor.name not in mixed
-            and _comparable(tensor, eager.get(fx), fx_nodes[fx])}
-    return [_row(delegate, op, tensor, fx, reference.get(tensor.name), eager, fx_nodes, case_dtype,
-                 judged=last.get(fx) == index, exact=exact, later=mixed.get(tensor.name))
-            for index, (op, tensor, fx, exact) in enumerate(planned)]
-
-
-def _holding_later_work(planned, operators, edge_order: list[str]) -> dict[str, str]:
-    """Tensor -> the later FX node whose work it holds too: a tensor made from node F that is computed from a
-    tensor of a node after F in the edge program (a pass moved a step of F's lowering past it, as a reshape that
-    ends a reduction is moved after the add that follows), or from such a tensor of F's. Its value is not F's."""
-    order = {name: index for index, name in enumerate(edge_order)}
-    fx_of = {tensor.name: fx for _, tensor, fx, _ in planned}
-    inputs_of = {out.name: [t.name for t in op.inputs] for op in operators for out in op.outputs}
-    mixed: dict[str, str] = {}
-    for _, tensor, fx, _ in planned:
-        if fx is None:
-            continue
-        for source in inputs_of.get(tensor.name, ()):
-            other = fx_of.get(source)
-            if other is not None and order.get(other, -1) > order.get(fx, -1):
-                mixed[tensor.name] = other
-            elif other == fx and source in mixed:
-                mixed[tensor.name] = mixed[source]
-    return mixed
-
-
-# The Arm backend lays 4-D and 5-D activations out channels-last in TOSA (NHWC, NDHWC).
-_CHANNELS_LAST = {4: (0, 2, 3, 1), 5: (0, 2, 3, 4, 1)}
-
-
-def _aligned(value, shape: tuple):
-    """The eager `value` laid out as the TOSA tensor of `shape` is, or a string saying why it cannot be: its own
-    layout where only that gives `shape`, channels-last where only that does; where both do and they order the
-    values differently, the layout is not known from the shapes and the row is not judged."""
-    if value.dim() != len(shape):
-        return value  # as many values in another rank ([1, 10] for [10]): the same order
-    direct = tuple(value.shape) == tuple(shape)
-    order = _CHANNELS_LAST.get(value.dim())
-    permuted = value.permute(order) if order else None
-    channels_last = permuted is not None and tuple(permuted.shape) == tuple(shape)
-    if direct and channels_last and not bool((permuted.reshape(-1) == value.reshape(-1)).all()):
-        return f"its layout is ambiguous: shape {list(shape)} reads the same channels-first and channels-last"
-    if direct:
-        return value
-    if channels_last:
-        return permuted.contiguous()
-    return f"its eager value has shape {list(value.shape)}"
+        planned.append(Planned(op, tensor, chosen.get(own), own == tensor.name))
+    judged = trace_match.expectations(planned, operators, eager, fx_nodes,
+                                      {n.name: n for n in serialized.graph.nodes}, reference)
+    return [_row(delegate, p, reference.get(p.tensor.name), expectation, eager, fx_nodes, case_dtype)
+            for p, expectation in zip(planned, judged)]
 
 
 def _input_tensors(operators, names):
@@ -183,107 +133,48 @@ def _eager_values(program, arguments) -> dict:
     return {name: value for name, value in captured.items() if isinstance(value, torch.Tensor)}
 
 
-def _origins(serialized, program) -> dict[str, tuple[str, ...]]:
-    """Per node of the serialized graph: the edge program's nodes it may have come from, nearest first."""
-    edge = [n for n in program.graph.nodes if n.op != "output"]
-    edge_names = {n.name for n in edge}
-    sources = {n.name: set(tosa_trace.provenance(n)) | {n.name} for n in edge}
-    origins = {}
-    for node in serialized.graph.nodes:
-        if node.op == "output":
-            continue
-        made_from = tosa_trace.provenance(node)
-        direct = [name for name in [node.name, *made_from] if name in edge_names]
-        if direct:
-            origins[node.name] = (direct[0],)
-            continue
-        shared = set(made_from)
-        found = tuple(n.name for n in reversed(edge) if shared & sources[n.name])
-        origins[node.name] = found or _unrecorded_origin(node, origins, {n.name: n for n in edge})
-    return origins
-
-
-def _unrecorded_origin(node, origins: dict, edge: dict) -> tuple[str, ...]:
-    """Where a node a pass made without provenance came from: a TABLE from the node it replaced (then the quantize
-    node after that, whose integers its rescaled output holds); a node of one input from what that input came
-    from; else nowhere."""
-    replaced = tosa_trace.replaced_by_table(node)
-    if replaced in edge:
-        return (replaced, *(user.name for user in edge[replaced].users if _is_quantize(user)))
-    inputs = node.all_input_nodes
-    return origins.get(inputs[0].name, ()) if len(inputs) == 1 else ()
-
-
-def _pick(candidates, tensor, eager, fx_nodes) -> str | None:
-    """The candidate whose eager value the tensor can be compared with (the latest in graph order), else the
-    latest that computes (not a quantize or dequantize node), else the latest."""
-    for name in candidates if tensor is not None else ():
-        if _comparable(tensor, eager.get(name), fx_nodes[name]):
-            return name
-    computing = [n for n in candidates if "quantize_per" not in str(fx_nodes[n].target)]
-    return (computing or list(candidates) or [None])[0]
-
-
-def _is_quantize(node) -> bool:
-    target = str(node.target)
-    return node.op == "call_function" and "quantize_per_tensor" in target and "dequantize" not in target
-
-
-def _comparable(tensor, value, node) -> bool:
-    if value is None or value.numel() != math.prod(tensor.shape) or isinstance(_aligned(value, tensor.shape), str):
-        return False
-    if _is_quantize(node):  # its integers are steps of its own scale: only a tensor of that type holds them
-        return tensor.dtype in _QUANTIZED_TYPES
-    return (tensor.dtype in _FLOAT_TYPES) == value.dtype.is_floating_point
-
-
-def _row(delegate, op, tensor, fx, array, eager, fx_nodes, case_dtype, *, judged: bool, exact: bool,
-         later: str | None = None) -> TraceRow:
+def _row(delegate, p: Planned, array, expectation, eager, fx_nodes, case_dtype) -> TraceRow:
     torch = loader.torch()
-    common = dict(delegate=delegate, tosa_op=op, tensor=tensor.name, fx_node=fx, dtype=tensor.dtype,
-                  shape=tuple(tensor.shape))
-    value = eager.get(fx) if fx else None
-    if value is not None and judged:
-        value = _aligned(value, tensor.shape)
-    actual = None
-    if array is not None:
-        actual = _to_torch(array, value) if value is not None and judged else torch.from_numpy(array.copy())
-        common["reference"] = _values(actual)
-    if fx is None:
-        return TraceRow(**common, note="no FX node")
-    node = fx_nodes[fx]
-    if not judged:
-        why = ("a tensor its node visitor adds" if not exact else
-               f"not the node's value: it holds the work of a later node too ({later}), a step of this node's "
-               "lowering moved after it" if later else
-               "not the node's value: an earlier step of its lowering" if _comparable(tensor, value, node) else
-               _not_comparable(tensor, value) if value is not None else
-               "no eager value")
-        return TraceRow(**common, note=why)
-    if actual is None:
-        return TraceRow(**common, note="no reference value")
-    if tensor.dtype in _QUANTIZED_TYPES and _is_quantize(node):
-        return _quantized_row(common, node, value, actual, eager, case_dtype)
+    common = dict(delegate=delegate, tosa_op=p.op, tensor=p.tensor.name, fx_node=p.fx, dtype=p.tensor.dtype,
+                  shape=tuple(p.tensor.shape))
+    if not isinstance(expectation, Expectation):
+        if array is not None:
+            common["reference"] = _values(torch.from_numpy(array.copy()))
+        return TraceRow(**common, note=expectation)
+    if array is None:
+        return TraceRow(**common, note=_UNREADABLE.get(p.tensor.dtype, "no reference value"))
+    lead = _via(expectation)
+    if expectation.node != p.fx:
+        common["judged_against"] = expectation.node
+        lead = lead or f"judged against {expectation.node}"
+    if expectation.kind == "scaled":
+        return _scaled_row(common, expectation, array, lead)
+    value = expectation.value
+    actual = _to_torch(array, value)
+    common["reference"] = _values(actual)
+    if expectation.kind == "quantized":
+        return _quantized_row(common, expectation, fx_nodes[expectation.node], actual, eager, lead)
     judged_by = compare_output(0, value, actual, case_dtype)
     ulp = _max_ulp(value, actual) if value.dtype.is_floating_point else None
     return TraceRow(**common, eager=judged_by.eager, max_abs_error=judged_by.max_abs_error, max_ulp=ulp,
-                    within_tolerance=judged_by.match, yardstick=judged_by.yardstick, note=judged_by.note)
+                    within_tolerance=judged_by.match, yardstick=judged_by.yardstick,
+                    note=_joined(lead, judged_by.note))
 
 
-def _quantized_row(common, node, value, actual, eager, case_dtype) -> TraceRow:
-    """A quantize node's tensor: both integer values dequantized with its scale, judged in its steps; the float
-    value it quantizes gives the SNR."""
+def _quantized_row(common, expectation: Expectation, node, actual, eager, lead: str) -> TraceRow:
+    """A quantize node's integers: both sides dequantized with its scale, judged in its steps; the float value it
+    quantizes gives the SNR."""
     torch = loader.torch()
+    value = expectation.value
     scale, zero_point = float(node.args[1]), int(node.args[2])
-    source = node.args[0]
-    float_value = eager.get(getattr(source, "name", None))
+    float_value = _float_source(expectation, node, eager, tuple(value.shape))
     eager_deq = (value.to(torch.float64) - zero_point) * scale
     reference_deq = (actual.reshape(value.shape).to(torch.float64) - zero_point) * scale
     judged_by = compare_output(0, eager_deq.to(torch.float32), reference_deq.to(torch.float32), "qint8",
                                (scale, zero_point))
     snr = None
-    if float_value is not None and float_value.numel() == value.numel():
-        signal = float_value.to(torch.float64).reshape(value.shape)
+    if float_value is not None:
+        signal = float_value.to(torch.float64)
         noise = float((reference_deq - signal).pow(2).sum())
         power = float(signal.pow(2).sum())
         snr = math.inf if noise == 0 else (10 * math.log10(power / noise) if power > 0 else -math.inf)
@@ -291,16 +182,59 @@ def _quantized_row(common, node, value, actual, eager, case_dtype) -> TraceRow:
                     reference_dequantized=_values(reference_deq), eager_dequantized=_values(eager_deq),
                     max_abs_error=judged_by.max_abs_error, max_steps=judged_by.max_steps, snr_db=snr,
                     scale=scale, zero_point=zero_point, within_tolerance=judged_by.match,
-                    yardstick=judged_by.yardstick, note=judged_by.note)
+                    yardstick=judged_by.yardstick, note=_joined(lead, judged_by.note))
 
 
-def _not_comparable(tensor, value) -> str:
-    if value.numel() != math.prod(tensor.shape):
-        return f"its eager value has {value.numel()} values, not {math.prod(tensor.shape)}"
-    aligned = _aligned(value, tensor.shape)
-    if isinstance(aligned, str):
-        return aligned
-    return f"its eager value is {str(value.dtype).removeprefix('torch.')}, another kind of number than {tensor.dtype}"
+def _float_source(expectation: Expectation, node, eager, shape: tuple):
+    """The float value the quantize node quantizes, laid out as the tensor; None when a re-layout carried the
+    expectation here (the float value's layout is not known then) or there is none."""
+    float_value = eager.get(getattr(node.args[0], "name", None))
+    if float_value is None or expectation.via or float_value.numel() != math.prod(shape):
+        return None
+    aligned = trace_layout.align(float_value, shape, expectation.layout)
+    return None if isinstance(aligned, str) else aligned[0]
+
+
+def _scaled_row(common, expectation: Expectation, array, lead: str) -> TraceRow:
+    """Integers that stand for a float value in steps of a scale (an accumulator, a RESCALE's INT32 output, what an
+    integer ADD makes of them): eager's float value counted in those steps, against the reference model's
+    integers."""
+    torch = loader.torch()
+    value = expectation.value.to(torch.float64)
+    actual = torch.from_numpy(array.copy()).reshape(value.shape).to(torch.float64)
+    scales = torch.tensor(expectation.scales, dtype=torch.float64)
+    if expectation.clip is not None:
+        low, high = expectation.clip
+        actual = actual.clamp(low / scales + expectation.zero_point, high / scales + expectation.zero_point)
+    eager_steps = value / scales + expectation.zero_point
+    error = (eager_steps - actual).abs()
+    per_channel = len(expectation.scales) > 1
+    judging = expectation.judging_scale
+    own_steps = judging / expectation.scales[0] if judging and not per_channel else 1.0
+    allowed = (_dtypes.QUANTIZED_STEPS * own_steps + _dtypes.QUANTIZED_ATOL
+               + _dtypes.QUANTIZED_RTOL * eager_steps.abs())
+    real = (actual - expectation.zero_point) * scales
+    step = ("its channel's scale" if per_channel else f"{judging:.4g}, {own_steps:.4g} of its own steps" if judging
+            else f"{expectation.scales[0]:.4g}")
+    return TraceRow(**common, reference=_values(actual), eager=_values(expectation.value),
+                    reference_dequantized=_values(real), eager_dequantized=_values(value),
+                    max_abs_error=float((value - real).abs().max()) if error.numel() else 0.0,
+                    max_steps=round(float(error.max()), 2) if error.numel() else 0.0,
+                    scale=None if per_channel else expectation.scales[0],
+                    channel_scales=expectation.scales if per_channel else (), zero_point=expectation.zero_point,
+                    within_tolerance=bool((error <= allowed).all()),
+                    yardstick=f"{_dtypes.QUANTIZED_STEPS} step of {step} ({expectation.scale_source}) + atol "
+                              f"{_dtypes.QUANTIZED_ATOL:g}, rtol {_dtypes.QUANTIZED_RTOL:g} in steps, as executorch's "
+                              "INT pipeline judges a quantized output",
+                    note=lead)
+
+
+def _via(expectation: Expectation) -> str:
+    return f"{expectation.node}'s eager value {expectation.via}" if expectation.via else ""
+
+
+def _joined(*parts: str) -> str:
+    return "; ".join(part for part in parts if part)
 
 
 def _max_ulp(expected, actual) -> float | None:

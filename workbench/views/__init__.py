@@ -5,6 +5,8 @@
 - `graph`: the partition graph (matplotlib); `graph_layout` / `graph_svg`: the same as Graphviz DOT / SVG for
   large graphs (collapsed delegates, CPU islands, boundary dtypes, search), with the matplotlib fallback;
 - `plots`: heatmaps of sweeps and diffs; `report`: markdown / HTML reports;
+- `figures`: the figure the graph, the heatmaps and `numerics_figure` return, shown as a picture in a notebook
+  without pyplot;
 - `regression`: a result as a standalone pytest file.
 - `check_source`: the executorch check a partition reason comes from, as `executorch/<path>.py::Class`.
 - `model_explorer`: a result's partition as Google's Model Explorer graph JSON and node data (public as

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from ..core import vela
 from ..core.outcomes import COLOURS, COMPILE_FAILURES, Outcome
-from ..core.text import readable_reason, shortened
+from ..core.text import ACCEPTED_THEN_FAILED_LEGEND, readable_reason, shortened
 
 # Node kinds, coloured as the outcome each stands for.
 KIND_COLOURS = {
@@ -30,7 +30,7 @@ KIND_COLOURS = {
 KIND_LABELS = {
     "tosa": "delegated to TOSA",
     "cpu": "CPU fallback (reason below)",
-    "failed": "accepted, then lowering (or Vela) failed",
+    "failed": ACCEPTED_THEN_FAILED_LEGEND,
     "input": "input / buffer",
 }
 FAILING_EDGE = "#7f0000"  # border and hatch of the node the failing pass was working on
@@ -219,14 +219,17 @@ def _layout(graph: PartitionGraph) -> None:
 
 def draw_partition(result, graph: PartitionGraph | None = None, *, width_per_layer: float = 2.6,
                    height_per_row: float = 1.6):
-    """A matplotlib Figure of the partition graph with a legend; delegates drawn as boxes around their nodes."""
-    import matplotlib.pyplot as plt
+    """A figure of the partition graph with a legend (views/figures.py: it shows as a picture in a notebook);
+    delegates drawn as boxes around their nodes."""
     from matplotlib.patches import FancyBboxPatch, Rectangle
+
+    from .figures import PictureFigure
 
     graph = graph or partition_graph(result)
     layers = max((n.layer for n in graph.nodes.values()), default=0) + 1
     rows = max((n.row for n in graph.nodes.values()), default=0) + 1
-    fig, ax = plt.subplots(figsize=(max(6.0, layers * width_per_layer), max(3.6, rows * height_per_row + 2.0)))
+    fig = PictureFigure(figsize=(max(6.0, layers * width_per_layer), max(3.6, rows * height_per_row + 2.0)))
+    ax = fig.add_subplot()
     ax.set_axis_off()
     pos = {name: (node.layer * 3.0, -node.row * 2.0) for name, node in graph.nodes.items()}
     box_w, box_h = 2.0, 0.8

@@ -15,8 +15,8 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from .graph import (KIND_COLOURS, VELA_CPU_EDGE, VELA_CPU_LABEL, PartitionGraph, _title, draw_partition,
-                    partition_graph)
+from .graph import (KIND_COLOURS, KIND_LABELS, VELA_CPU_EDGE, VELA_CPU_LABEL, PartitionGraph, _title,
+                    draw_partition, partition_graph)
 from .graph_layout import (INT64_COLOUR, MATCH_COLOUR, GraphOptions, GraphStructure, graph_structure, partition_dot,
                            search_summary)
 
@@ -56,7 +56,7 @@ def legend_html(graph: PartitionGraph | None = None) -> str:
               "margin:0 3px 0 10px'></span>{}")
     items = [(KIND_COLOURS["tosa"], "1px solid #37474f", "delegated (box3d: a collapsed delegate)"),
              (KIND_COLOURS["cpu"], "1px solid #37474f", "CPU (island: orange frame)"),
-             (KIND_COLOURS["failed"], "1px solid #37474f", "accepted, then lowering (or Vela) failed"),
+             (KIND_COLOURS["failed"], "1px solid #37474f", KIND_LABELS["failed"]),
              (KIND_COLOURS["input"], "1px solid #37474f", "input / parameter"),
              ("white", f"2px solid {MATCH_COLOUR}", "search match")]
     if graph is not None and graph.vela_cpu():

@@ -1,4 +1,5 @@
-"""Heatmaps of sweep results and of their differences, as matplotlib Figures (never shown here)."""
+"""Heatmaps of sweep results and of their differences, as figures that show as a picture in a notebook
+(views/figures.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ from dataclasses import dataclass
 import numpy as np
 from matplotlib import colormaps
 from matplotlib.colors import LogNorm, Normalize, to_rgb
-from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import PercentFormatter
@@ -16,6 +16,7 @@ from matplotlib.ticker import PercentFormatter
 from ..batch.results_io import FLOAT_COLUMNS, INT_COLUMNS, load_results
 from ..core.errors import WorkbenchError
 from ..core.outcomes import CODES, COLOURS, FAILED_OUTCOMES, MARKS
+from .figures import PictureFigure
 
 # The outcome vocabulary's colours and codes (core/outcomes.py), by their names here for the heatmaps' readers.
 OUTCOME_COLOURS = COLOURS
@@ -61,7 +62,7 @@ def outcome_code(outcome: str, numerics: str = "") -> str:
     return OUTCOME_CODES.get(outcome, outcome) + NUMERICS_MARKS.get(numerics, "")
 
 
-def outcome_heatmap(results, title: str | None = None) -> Figure:
+def outcome_heatmap(results, title: str | None = None) -> PictureFigure:
     """Ops down, (dtype, profile) across, each cell coloured by outcome and marked X (mismatch) or ! (reference error).
 
     `results` is a sweep result frame or file. Policy joins the columns when the results hold several.
@@ -78,7 +79,7 @@ def outcome_heatmap(results, title: str | None = None) -> Figure:
                     column_title=" / ".join(column_names))
 
 
-def value_heatmap(results, column: str, title: str | None = None) -> Figure:
+def value_heatmap(results, column: str, title: str | None = None) -> PictureFigure:
     """Ops down, (dtype, profile) across as in `outcome_heatmap`, each cell coloured by its value in a numeric
     column and the value printed in it, with a colour bar naming what the column means (VALUE_SCALES).
 
@@ -120,7 +121,8 @@ def _case_grid(frame) -> tuple[list[str], list[str], list[tuple]]:
     return column_names, ops, columns
 
 
-def _value_grid(ops, columns, values, background, marks, scale: ValueScale, title: str, column_title: str) -> Figure:
+def _value_grid(ops, columns, values, background, marks, scale: ValueScale, title: str,
+                column_title: str) -> PictureFigure:
     present = values[~np.isnan(values)]
     logarithmic = scale.log and present.size and present.min() > 0 and present.max() > present.min()
     if scale.share:
@@ -174,7 +176,7 @@ def plain_number(value: float) -> str:
     return np.format_float_positional(value, precision=3, unique=True, fractional=False, trim="-")
 
 
-def diff_heatmap(diff_result, title: str | None = None) -> Figure:
+def diff_heatmap(diff_result, title: str | None = None) -> PictureFigure:
     """The changed cases of a DiffResult, coloured by their outcome after, labelled `before→after`."""
     changed = diff_result.changed
     if changed.empty:
@@ -199,14 +201,17 @@ def diff_heatmap(diff_result, title: str | None = None) -> Figure:
                     column_title=" / ".join(column_names))
 
 
-def _message(text: str) -> Figure:
-    fig = Figure(figsize=(6, 0.6 + 0.25 * (text.count("\n") + 1)))
+def _message(text: str) -> PictureFigure:
+    fig = PictureFigure(figsize=(6, 0.6 + 0.25 * (text.count("\n") + 1)))
     fig.text(0.5, 0.5, text, ha="center", va="center", fontsize=10)
+    # An empty Axes: `%matplotlib inline` shows nothing of a figure without one (IPython/core/pylabtools.py::
+    # print_figure).
+    fig.add_subplot().set_axis_off()
     return fig
 
 
 def _heatmap(rows: list, columns: list[tuple], cells: dict, title: str, cell_font: float = 9,
-             absent: str = "not in the results", column_title: str | None = None) -> Figure:
+             absent: str = "not in the results", column_title: str | None = None) -> PictureFigure:
     row_at = {row: i for i, row in enumerate(rows)}
     column_at = {column: j for j, column in enumerate(columns)}
     grid = np.empty((len(rows), len(columns), 3))
@@ -235,7 +240,7 @@ def _heatmap(rows: list, columns: list[tuple], cells: dict, title: str, cell_fon
 
 
 def _grid_axes(rows: list, columns: list[tuple], title: str, column_title: str | None, side_width: float,
-               min_height: float) -> tuple[Figure, object]:
+               min_height: float) -> tuple[PictureFigure, object]:
     """A Figure sized for a rows x columns grid, and its Axes labelled: rows down, columns across the top (their
     parts on lines of their own, or on one rotated line when there are many), white lines between the cells.
     `side_width` inches to the right are left for a legend or a colour bar."""
@@ -243,7 +248,7 @@ def _grid_axes(rows: list, columns: list[tuple], title: str, column_title: str |
     rotate = len(columns) > 6 and longest > 8
     head = (0.09 * longest if rotate else 0.2 * max(len(c) for c in columns)) + 0.6
     height = max(0.6 + head + 0.28 * len(rows), min_height)
-    fig = Figure(figsize=(2.5 + max(0.6 * len(columns), 2.0) + side_width, height))
+    fig = PictureFigure(figsize=(2.5 + max(0.6 * len(columns), 2.0) + side_width, height))
     ax = fig.add_subplot()
     labels = [(" " if rotate else "\n").join(map(str, c)) for c in columns]
     ax.set_xticks(range(len(columns)), labels, fontsize=8, rotation=90 if rotate else 0)

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from ..core.errors import WorkbenchError
+from ..core.text import format_result
 
 
 def run_command(args) -> None:
@@ -27,11 +28,12 @@ def run_command(args) -> None:
         case = Case.of(args.op, args.dtype, args.profile, policy=args.policy, seed=args.seed,
                        transform_passes=args.transform_passes, quantization=args.quantization, trace=args.trace)
     result = run(case, isolate=args.isolate, timeout=args.timeout)
-    print(json.dumps(result.to_dict(), indent=2) if args.json else result)
+    print(json.dumps(result.to_dict(), indent=2) if args.json else format_result(result, wide=args.wide))
     if args.trace and not args.json:
         from .tables import trace_text
 
-        print("\n" + (trace_text(result) if result.trace else "no trace: nothing was delegated, or see the notes"))
+        print("\n" + (trace_text(result, wide=args.wide) if result.trace else
+                      "no trace: nothing was delegated, or see the notes"))
     if args.emit_test:
         from .regression import to_pytest
 

@@ -148,9 +148,10 @@ def architecture_summary(name: str, dtype: str | None = None, profiles=None, pol
     return summary_table(sweep_results(matrix, workers=1))
 
 
-def format_architecture_summary(name: str, table, *, dtype_chosen: bool) -> str:
+def format_architecture_summary(name: str, table, *, dtype_chosen: bool, wide: bool = False) -> str:
     """`architecture_summary`'s table for the terminal, headed by the case's dtype (and, when the dtype was the
-    entry's default, saying so and which others it has)."""
+    entry's default, saying so and which others it has); the table fits the terminal's width, or one line per row
+    when `wide`."""
     from ..catalogue import get
     from ..core.text import table as text_table
 
@@ -159,7 +160,7 @@ def format_architecture_summary(name: str, table, *, dtype_chosen: bool) -> str:
     if not dtype_chosen:
         head += f": {dtype} is the entry's first dtype; --dtype chooses another of {' '.join(get(name).dtypes)}"
     columns = ["profile", "policy", "outcome", "delegates", "cpu_islands", "int64_crossings"]
-    lines = [head, text_table(table[columns].values.tolist(), columns, max_width=40)]
+    lines = [head, text_table(table[columns].values.tolist(), columns, wide=wide)]
     for row in table.itertuples():
         error = f"; {row.error}" if row.error else ""
         lines.append(f"{row.profile} {row.policy}: {row.crossings or 'no int64 crossing'}{error}")

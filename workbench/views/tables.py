@@ -13,9 +13,10 @@ from ..stack import ethos_u
 
 
 def reasons_frame(result):
-    """One row per node: where it was placed (core/text.py's placements: CPU, TOSA, NPU, "NPU, CPU (Vela)") and
-    why; a delegated node's TOSA operators (core/text.py's node_tosa_text: 'TRANSPOSE (layout), CONV2D;
-    4 constants', or 'none: folded ...')."""
+    """One row per node: where it was placed (core/text.py's placements: CPU, TOSA, NPU, "NPU, CPU (Vela)", or
+    "accepted, lowering failed" / "accepted, Vela refused" in a case that then failed) and why; a delegated node's
+    TOSA operators (core/text.py's node_tosa_text: 'TRANSPOSE (layout), CONV2D; 4 constants', or 'none: folded
+    ...')."""
     import pandas as pd
 
     tosa = node_tosa_text(result)
@@ -119,8 +120,8 @@ def numerics_frame(result):
     return frame.drop(columns=optional)
 
 
-TRACE_COLUMNS = ["delegate", "tosa_op", "tensor", "fx_node", "dtype", "shape", "within_tolerance",
-                 "max_abs_error", "max_ulp", "max_steps", "snr_db", "judged by", "note"]
+TRACE_COLUMNS = ["delegate", "tosa_op", "tensor", "fx_node", "judged_against", "dtype", "shape",
+                 "within_tolerance", "max_abs_error", "max_ulp", "max_steps", "snr_db", "judged by", "note"]
 
 
 def trace_frame(result):
@@ -130,7 +131,7 @@ def trace_frame(result):
 
     return pd.DataFrame(
         [{"delegate": r.delegate, "tosa_op": r.tosa_op, "tensor": r.tensor, "fx_node": r.fx_node or "no FX node",
-          "dtype": r.dtype, "shape": str(list(r.shape)), "within_tolerance": r.within_tolerance,
+          "judged_against": r.judged_against or r.fx_node, "dtype": r.dtype, "shape": str(list(r.shape)), "within_tolerance": r.within_tolerance,
           "max_abs_error": r.max_abs_error, "max_ulp": r.max_ulp, "max_steps": r.max_steps, "snr_db": r.snr_db,
           "judged by": r.yardstick, "note": r.note}
          for r in result.trace],
@@ -138,15 +139,22 @@ def trace_frame(result):
     )
 
 
-def trace_text(result) -> str:
-    """trace_frame as a text table for the terminal."""
+def trace_text(result, *, width: int | None = None, wide: bool = False) -> str:
+    """The trace for the terminal: per tensor its operator, FX node, type and shape, verdict, error in its own terms
+    and the note, with the yardstick for a tensor out of it (trace_frame has every measure and yardstick in a column
+    of its own); the delegate column only when there are several. It fits `width` (None: the terminal's), or one line per tensor when `wide` (core/text.py's
+    table)."""
     from ..core.text import table
 
-    def cell(value) -> str:
-        return "" if value is None or value != value else f"{value:.4g}" if isinstance(value, float) else str(value)
-
-    frame = trace_frame(result)
-    return table([[cell(v) for v in row] for row in frame.values.tolist()], list(frame.columns), max_width=50)
+    verdicts = {True: "within", False: "OUT", None: ""}
+    several = len({row.delegate for row in result.trace}) > 1
+    rows = [[*([row.delegate] if several else []), row.tosa_op, row.tensor, row.fx_node or "no FX node",
+             f"{row.dtype}[{','.join(map(str, row.shape))}]", verdicts[row.within_tolerance], row.error_text(),
+             "; ".join(part for part in (row.note, f"judged by {row.yardstick}" if out else "") if part)]
+            for row in result.trace for out in [row.within_tolerance is False]]
+    headers = [*(["delegate"] if several else []), "tosa_op", "tensor", "fx_node", "type", "within", "error",
+               "note"]
+    return table(rows, headers, width=width, wide=wide)
 
 
 def _flat(values) -> list:
@@ -158,13 +166,15 @@ def _flat(values) -> list:
 def numerics_figure(result):
     """Eager and reference values side by side per output, and their absolute difference; None without outputs.
 
-    int64 values beyond the int32 range are ringed, since those are what narrowing to int32 would break.
+    int64 values beyond the int32 range are ringed, since those are what narrowing to int32 would break. The
+    figure shows as a picture in a notebook (views/figures.py).
     """
     if not result.outputs:
         return None
-    import matplotlib.pyplot as plt
+    from .figures import PictureFigure
 
-    fig, axes = plt.subplots(len(result.outputs), 2, figsize=(10, 2.8 * len(result.outputs)), squeeze=False)
+    fig = PictureFigure(figsize=(10, 2.8 * len(result.outputs)))
+    axes = fig.subplots(len(result.outputs), 2, squeeze=False)
     for row, out in zip(axes, result.outputs):
         eager = [float(v) for v in _flat(out.eager)]
         reference = [float(v) for v in _flat(out.reference)] if out.reference is not None else []
@@ -249,12 +259,7 @@ def reproduce_code(result) -> str:
 
 
 def figure_png(fig) -> bytes:
-    """PNG bytes of a figure, closing it (figures are rendered once, then shown as images)."""
-    import io
+    """PNG bytes of a figure (views/figures.py)."""
+    from . import figures
 
-    import matplotlib.pyplot as plt
-
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
-    plt.close(fig)
-    return buffer.getvalue()
+    return figures.figure_png(fig)
