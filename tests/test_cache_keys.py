@@ -118,7 +118,10 @@ def test_every_module_that_computes_results_is_in_the_key(package_copy):
     assert package_copy / "stack" / "profiles.py" in modules
     # what judges numbers: the yardsticks, the compliance stage and the conformance suite's modes it reads
     for judge in ("core/dtypes.py", "stages/compare.py", "stages/compliance.py", "stages/eager.py",
-                  "stages/quantize.py", "stack/conformance.py"):
+                  "stages/quantize.py", "stack/conformance.py",
+                  # what judges a traced tensor, and the words of a node's reason
+                  "stages/trace.py", "stages/trace_match.py", "stages/trace_expectation.py", "stages/trace_scales.py",
+                  "stages/trace_layout.py", "stages/partition.py", "policies/reasons.py"):
         assert package_copy / judge in modules, judge
     for path in modules:
         text = path.read_text()

@@ -41,6 +41,7 @@ from ..core.rows import RESULT_COLUMNS, result_row
 from ..stack.call_scope import scoped
 from ..stack.arm_test_record import ArmTestCase
 from .arm_test_verdicts import agrees
+from .progress import ProgressBar
 
 ARM_TEST_COLUMNS = ("test_id", "expected", "agrees", "disagreement", "pipeline", "file")
 __all__ = ["ARM_TEST_COLUMNS", "ArmTestCase", "ArmTestCases", "agreement_text", "from_arm_tests", "run_arm_tests"]
@@ -191,25 +192,16 @@ def _run(cases: list[ArmTestCase], workers, timeout, progress) -> dict:
     tasks = [([Case.model(c.module, c.inputs, c.profile, quantize=c.quantization or c.quantize,
                           dynamic_shapes=c.dynamic_shapes, name=c.test_id, transform_passes=list(c.passes) or None)],
                run) for c in runnable]
-    bar = _bar(len(runnable), progress)
+    bar = ProgressBar(progress, len(runnable), "executorch Arm tests", "case")
     found = {}
     pool = WorkerPool(workers or os.cpu_count() or 1, timeout=timeout, warm_up=run_case)
     for result in pool.results(tasks):
         found[result.op] = result
-        if bar is not None:
-            bar.set_postfix_str(result.outcome.value, refresh=False)
-            bar.update(1)
-    if bar is not None:
-        bar.close()
+        bar.advance(1, result.outcome.value)
+    bar.close()
     return found
 
 
-def _bar(total: int, enabled: bool):
-    if not enabled:
-        return None
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, desc="executorch Arm tests", unit="case")
 
 
 def _table(chosen: list[ArmTestCase], results: dict, cases: ArmTestCases, backend):

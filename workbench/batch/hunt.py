@@ -30,30 +30,16 @@ from .hunt_runner import Runner, run_elsewhere
 from .hunt_space import HuntSpace
 from .hunt_shrink import shrink
 from .matrix import Matrix
+from .progress import ProgressBar
 
 PROGRAMS_PER_WORKER = 8  # programs drawn per worker before each batch runs
 # A program is a few small operators: one that runs a minute has hung, and a hunt's budget is minutes.
 CASE_TIMEOUT_SECONDS = 60.0
 
 
-class _Progress:
-    """tqdm in a terminal, a widget bar in notebooks: programs run, findings and classes so far."""
-
-    def __init__(self, enabled: bool, total: int | None, what: str = "hunt", unit: str = "program"):
-        self.bar = None
-        if enabled:
-            from tqdm.auto import tqdm
-
-            self.bar = tqdm(total=total, desc=what, unit=unit)
-
-    def update(self, count: int, stats: HuntStats) -> None:
-        if self.bar is not None:
-            self.bar.set_postfix({"run": stats.run, "findings": stats.broke, "classes": stats.classes}, refresh=False)
-            self.bar.update(count)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
+def _so_far(stats: HuntStats) -> dict:
+    """What the hunt's bar shows beside it: programs run, findings and classes so far."""
+    return {"run": stats.run, "findings": stats.broke, "classes": stats.classes}
 
 
 @scoped
@@ -83,11 +69,11 @@ def hunt(matrix: Matrix, *, budget: float = 60.0, programs: int | None = None, s
     start = time.perf_counter()
     elsewhere = _Elsewhere(space, workers, cache)
     classes = elsewhere.worse(classes, stats)
-    bar = _Progress(progress, len(classes), "shrink", "class")
+    bar = ProgressBar(progress, len(classes), "shrink", "class")
     findings = []
     for key, members in classes.items():
         findings.append(_finding(space, runner, stats, key, members))
-        bar.update(1, stats)
+        bar.advance(1, _so_far(stats))
     bar.close()
     stats.unconfirmed = findings.count(None)
     findings = _merged(elsewhere.kept(runner, [f for f in findings if f is not None], classes))
@@ -104,7 +90,7 @@ def _search(space: HuntSpace, runner: Runner, stats: HuntStats, seed: int, budge
     start = time.perf_counter()
     classes: dict[tuple, list] = {}
     seen: set[str] = set()
-    bar = _Progress(progress, programs)
+    bar = ProgressBar(progress, programs, "hunt", "program")
     index = 0
     batch_size = PROGRAMS_PER_WORKER * runner.size
     while (index < programs) if programs is not None else (time.perf_counter() - start < budget):
@@ -127,7 +113,7 @@ def _search(space: HuntSpace, runner: Runner, stats: HuntStats, seed: int, budge
                 stats.first_seconds[class_label(key)] = time.perf_counter() - start
             classes.setdefault(key, []).append((program, result))
         stats.classes = len(classes)
-        bar.update(len(batch), stats)
+        bar.advance(len(batch), _so_far(stats))
     bar.close()
     stats.search_seconds = time.perf_counter() - start
     return classes

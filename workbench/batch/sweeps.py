@@ -23,33 +23,27 @@ from ..core.rows import RESULT_COLUMNS, result_row
 from ..stack.call_scope import scoped
 from .cache import CaseKeys, ResultCache, request_key
 from .matrix import Matrix
+from .progress import ProgressBar
 
 UNCACHED_NOTE = ("not cached: the policy's checks or a transform pass have no readable source, so an edit of them "
                  "could not be told from a cached result")
 
 
 class _Progress:
-    """tqdm in a terminal, a widget bar in notebooks (tqdm.auto), with counts by outcome as it goes."""
+    """The sweep's bar, with counts by outcome as it goes."""
 
     def __init__(self, total: int, enabled: bool):
         self.counts: Counter = Counter()
-        self.bar = None
-        if enabled and total:
-            from tqdm.auto import tqdm
-
-            self.bar = tqdm(total=total, desc="sweep", unit="case")
+        self.bar = ProgressBar(enabled and bool(total), total, "sweep", "case")
 
     def update(self, outcome: str, cached: bool) -> None:
         self.counts[outcome] += 1
         if cached:
             self.counts["cached"] += 1
-        if self.bar is not None:
-            self.bar.set_postfix(dict(self.counts), refresh=False)
-            self.bar.update(1)
+        self.bar.advance(1, dict(self.counts))
 
     def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
+        self.bar.close()
 
 
 def _checked(matrix, scheduler) -> Matrix:

@@ -14,6 +14,7 @@ seed by an expression in the source (no value is stored outside it).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from dataclasses import dataclass, field, replace
 
@@ -111,7 +112,7 @@ class Program:
     def inputs(self) -> tuple[Leaf, ...]:
         return tuple(leaf for leaf in self.leaves if leaf.kind == "input")
 
-    @property
+    @functools.cached_property
     def digest(self) -> str:
         """Its identity: a hash of its source (what the result cache keys a program case on)."""
         return hashlib.sha256(self.source().encode()).hexdigest()[:16]
