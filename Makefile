@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup run review test test-fast test-browser bench bench-quick clean
+.PHONY: setup run review test test-fast test-browser bench bench-quick arm-tests clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -52,6 +52,10 @@ bench: setup
 # A smaller set of the same measurements, in about ten minutes; prints only.
 bench-quick: setup
 	$(BIN)/python benchmarks/run.py --quick
+
+# executorch's whole Arm test tree read as cases and run on 2 workers: data/arm-tests.csv, data/arm-tests-unread.csv.
+arm-tests: setup
+	$(BIN)/python scripts/arm_tests_table.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache

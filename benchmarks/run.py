@@ -9,10 +9,12 @@ the int64-review preset cold against its committed table.
     python benchmarks/run.py --smoke         # each measurement once at its smallest size: does it still run?
 
 Everything runs in this one process (the sweeps fork their workers from it), after one warm-up case, so
-each number is for a warm process; sections 10 and 12 run the CLI in a new process, as a user would.
+each number is for a warm process; sections 10 and 12 run the CLI in a new process, as a user would, and
+section 13 executorch's pytest and the workbench each in a new process.
 This file holds the table, the machine's description and the order of the sections; the sections live beside it
 (sections_per_case.py: 1; sections_sweeps.py: 2, 3, 5; sections_explorer.py: 4; sections_profile.py: 6;
-sections_models.py: 7-9; sections_preset.py: 10; sections_hunt.py: 11; sections_startup.py: 12), the shared
+sections_models.py: 7-9; sections_preset.py: 10; sections_hunt.py: 11; sections_startup.py: 12;
+sections_arm_tests.py: 13), the shared
 helpers and targets in bench_common.py. Times are medians over repetitions. A measurement that fails says
 "failed: <reason>" in its row and the rest of the table still runs, but the run then exits 1 and writes no markdown.
 """
@@ -38,6 +40,7 @@ from workbench.stack import loader as _stack  # noqa: E402
 
 # The sections' shared helpers and the sections, in modules of their own beside this file.
 from bench_common import Row, Settings, Table, failed, say, settings, switched  # noqa: E402
+from sections_arm_tests import arm_tests_section  # noqa: E402
 from sections_explorer import EXPLORER_CASE, explorer_latency  # noqa: E402
 from sections_hunt import hunt_section, search_size_text  # noqa: E402
 from sections_models import culprit_search, graph_at_scale, real_models_and_arm_tests  # noqa: E402
@@ -60,6 +63,7 @@ SECTIONS = {
     10: "The int64-review preset, cold, 2 workers, against data/int64-review.csv",
     11: "The counterexample hunt, cold, 2 workers (ext-int64-first-draft, TOSA-1.1+INT+int64, int64)",
     12: "Commands that need no model: a new process each, start to exit",
+    13: "executorch's Arm tests: its pytest against the workbench cold and warm, 2 workers, a new process each",
 }
 
 
@@ -79,7 +83,9 @@ def section_title(number: int, config: Settings) -> str:
                   "smoke": " (once; --smoke: one operator; then without reused workers, without a warm parent)"
                   }[config.mode],
              11: f" (seed 0, {search_size_text(config)})",
-             12: f" (median of {config.reps})"}
+             12: f" (median of {config.reps})",
+             13: {"full": " (once each)", "quick": " (once each; --quick: 4 files)",
+                  "smoke": " (once each; --smoke: 2 test ids, pytest without xdist)"}[config.mode]}
     return f"{number}. {SECTIONS[number]}{extra.get(number, '')}"
 
 
@@ -179,6 +185,15 @@ METHOD = [
     "- Commands that need no model: `python -m workbench ...` in a new process with the installed Arm backend, in an",
     "  empty folder, from start to exit, the exit code checked (0, or 2 for the bad values); the median of the",
     "  repetitions (`benchmarks/sections_startup.py`).",
+    "- executorch's pytest against the workbench: the test ids are the first parametrization of every TOSA and",
+    "  Ethos-U test function of the files named (`from_arm_tests(files, cap=1)`; a function that builds several",
+    "  pipelines in its body, one test to pytest and several cases to the workbench, is left out). `python -m",
+    "  pytest -n 2 -p no:cacheprovider <ids>` runs in the installed executorch's backends/arm/test folder (an empty",
+    "  ini keeps this repository's pytest settings out; no FVP is installed, so its verdict is the one without the",
+    "  FVP); then `run_arm_tests(files, cap=1, only=ids, workers=2)` in a new process (`python -c`, its imports",
+    "  counted as pytest's are) on an empty cache folder (cold: it reads the test files and runs every case), then",
+    "  again on that folder (warm: every row must come from the cache). Each wall time is start to exit, once",
+    "  (`benchmarks/sections_arm_tests.py`).",
 ]
 
 
@@ -231,7 +246,7 @@ def main(argv=None) -> int:
                              "(the test suite runs it); its numbers are not meant to be read")
     parser.add_argument("--markdown", metavar="PATH", help="also write the table and the machine to PATH")
     parser.add_argument("--only", type=int, nargs="+", choices=sorted(SECTIONS), metavar="SECTION",
-                        help="run only these sections (1-12)")
+                        help="run only these sections (1-13)")
     args = parser.parse_args(argv)
     if args.smoke and (args.quick or args.markdown):
         parser.error("--smoke takes neither --quick (it is smaller) nor --markdown (its numbers are not measurements)")
@@ -267,6 +282,7 @@ def main(argv=None) -> int:
             (10, lambda: preset_section(table, config, Path(scratch))),
             (11, lambda: hunt_section(table, config, Path(scratch))),
             (12, lambda: startup_section(table, config, Path(scratch))),
+            (13, lambda: arm_tests_section(table, config, Path(scratch))),
         ]
         for number, step in steps:
             if number not in chosen:

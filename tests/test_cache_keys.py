@@ -221,3 +221,30 @@ def test_a_generated_programs_case_is_keyed_on_its_source_and_a_plain_models_not
     assert key not in others and len(others) == 4
     module, inputs, _ = program().build()
     assert keys.key(workbench.Case.model(module, inputs, "TOSA-1.1+INT+int64")) is None
+
+
+def test_an_arm_test_cases_key_covers_every_file_of_its_test_tree(tmp_path):
+    """A case of executorch's Arm tests is keyed on every .py file of the test tree it was read from (the test file,
+    the helpers it imports, tester/, common.py, conftest.py), on its recorded fields and on the environment."""
+    from workbench.batch.arm_tests import tests_folder
+
+    tree = tmp_path / "test"
+    shutil.copytree(tests_folder(), tree, ignore=shutil.ignore_patterns("__pycache__"))
+    before, context = cache.tree_fingerprint(tree), cache.environment()
+    test_id = "ops/test_add.py::test_add_tensor_tosa_FP[5d_float]"
+    key = cache.arm_test_key(test_id, "ArmTestCase(...)", before, context)
+    assert cache.arm_test_key(test_id, "ArmTestCase(..., xfail='')", before, context) != key
+    other = dict(context, versions=dict(context["versions"], executorch="0.0.0"))
+    assert cache.arm_test_key(test_id, "ArmTestCase(...)", before, other) != key
+    for relative in ("ops/test_add.py", "tester/test_pipeline.py", "tester/arm_tester.py", "common.py", "conftest.py"):
+        path = tree / relative
+        text = path.read_text()
+        path.write_text(text + "\n# edited\n")
+        try:
+            assert cache.arm_test_key(test_id, "ArmTestCase(...)", cache.tree_fingerprint(tree), context) != key, path
+        finally:
+            path.write_text(text)
+            os.utime(path, ns=(0, 0))  # a different modification time than the edit: the key must be read anew
+        assert cache.tree_fingerprint(tree) == before
+    (tree / "ops" / "helpers_added.py").write_text("SHAPE = (2, 3)\n")
+    assert cache.tree_fingerprint(tree) != before

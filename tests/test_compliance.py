@@ -89,3 +89,36 @@ def test_precise_mode_gives_fp64_values_and_bounds_from_the_operands_absolute_va
     assert precise.dtype == np.float64
     np.testing.assert_allclose(precise, torch.bmm(x, x).numpy(), rtol=1e-12)
     np.testing.assert_allclose(bounds, torch.bmm(x.abs(), x.abs()).numpy(), rtol=1e-12)
+
+
+def test_a_model_that_writes_into_its_input_is_judged_on_the_inputs_it_was_given(torch):
+    """`x += y`: eager, the reference model and the verifier all see the case's own inputs (before, the verifier's
+    precise run read the delegate's input after the program had written the sum into it: a false mismatch)."""
+
+    class AddInPlace(torch.nn.Module):
+        def forward(self, x, y):
+            x += y
+            return x
+
+    x, y = torch.randn(4), torch.randn(4)
+    given = x.clone()
+    result = workbench.run_model(AddInPlace(), (x, y), "TOSA-1.0+FP")
+    (output,) = result.outputs
+    assert result.numerics is Numerics.MATCH and output.compliance == "eager and reference within", result
+    assert output.yardstick.startswith("TOSA compliance for ADD")
+    assert torch.equal(x, given)  # the caller's tensor is untouched
+
+
+def test_a_channels_last_output_is_verified_in_the_tosa_graphs_memory_order(torch):
+    """The TOSA graph of a channels-last program holds its output as NHWC; eager's values go to the verifier in
+    that order (before, its NCHW values were read as NHWC: a false mismatch of a correct result)."""
+
+    class Scale(torch.nn.Module):
+        def forward(self, x):
+            return x * x
+
+    x = torch.arange(2 * 3 * 4 * 5, dtype=torch.float32).reshape(2, 3, 4, 5).to(memory_format=torch.channels_last)
+    result = workbench.run_model(Scale(), (x,), "TOSA-1.0+FP")
+    (output,) = result.outputs
+    assert result.numerics is Numerics.MATCH and output.compliance == "eager and reference within", result
+    assert output.yardstick.startswith("TOSA compliance for MUL")

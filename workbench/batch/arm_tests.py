@@ -13,9 +13,10 @@ inputs, profile, quantization and what the test expects (stack/arm_test_capture.
 that does not import is reported in `cases.import_failures` and skipped; the rest goes on.
 
 `run_arm_tests(...)` runs the runnable cases through the same pipeline as catalogue cases (`run_model`), each in
-its own forked child (isolated, `timeout` per case), `workers` at a time, with a progress bar; not cached (a case is
-code of executorch's test files, not a catalogue declaration). Each row says whether the workbench's verdict agrees
-with the test's expectation and, where not, why (arm_test_verdicts.py).
+its own forked child (isolated, `timeout` per case), `workers` at a time, with a progress bar. Results are cached
+as a sweep's are (`cache`: True, False or a folder), keyed on the test's recorded fields and every file of the
+test tree it was read from (arm_test_cache.py); a cached row says `cached`. Each row says whether the workbench's
+verdict agrees with the test's expectation and, where not, why (arm_test_verdicts.py).
 
 A process keeps the Arm backend it imported first, so a backend other than this process's is read and run in a
 new process (`python -c ... child_main`), whose executorch.backends.arm is the checkout's; its cases then come back
@@ -40,6 +41,8 @@ from ..core.records import INSTALLED
 from ..core.rows import RESULT_COLUMNS, result_row
 from ..stack.call_scope import scoped
 from ..stack.arm_test_record import ArmTestCase
+from .arm_test_cache import NOT_LOADED, ArmTestCache
+from .arm_test_coverage import coverage_summary, coverage_text
 from .arm_test_verdicts import agrees
 from .progress import ProgressBar
 
@@ -49,12 +52,15 @@ __all__ = ["ARM_TEST_COLUMNS", "ArmTestCase", "ArmTestCases", "agreement_text", 
 
 class ArmTestCases(list):
     """The cases of a selection of test files, with what could not be read: `import_failures` (file -> error),
-    `skipped` and `not_captured` (test id -> reason), and the `selection`, `backend` and `cap` they came from."""
+    `skipped` and `not_captured` (test id -> reason), every test function of the files (`census`: read or not,
+    see arm_test_coverage.py), and the `selection`, `backend` and `cap` they came from."""
 
-    def __init__(self, cases=(), *, selection=(), backend=None, cap=None, files=(), import_failures=None):
+    def __init__(self, cases=(), *, selection=(), backend=None, cap=None, files=(), import_failures=None,
+                 census=()):
         super().__init__(cases)
         self.selection, self.backend, self.cap = tuple(selection), backend, cap
         self.files, self.import_failures = tuple(files), dict(import_failures or {})
+        self.census = tuple(census)  # every test function of the files (stack/arm_test_census.py)
 
     @property
     def skipped(self) -> dict[str, str]:
@@ -80,17 +86,34 @@ def tests_folder(backend=None) -> Path:
     return (installed_folder() if str(backend) == INSTALLED else resolve_folder(backend)) / "test"
 
 
-def select_files(selection, folder: Path) -> list[str]:
-    """The .py files under `folder` matched by `selection` (a pattern or a list; globs allowed), relative, sorted
-    per pattern, each once."""
+TREE_FOLDERS = ("ops", "misc", "models", "quantizer", "passes")  # the test tree's folders whose files hold tests
+
+
+def expand_selection(selection) -> list[str]:
+    """`selection` as file patterns: "all" is every test file of TREE_FOLDERS, a folder ("ops/", "ops") its files."""
     patterns = [selection] if isinstance(selection, (str, os.PathLike)) else list(selection)
+    expanded: list[str] = []
+    for pattern in map(str, patterns):
+        if pattern == "all":
+            expanded += [f"{folder}/test_*.py" for folder in TREE_FOLDERS]
+        elif pattern.rstrip("/") in TREE_FOLDERS:
+            expanded.append(f"{pattern.rstrip('/')}/test_*.py")
+        else:
+            expanded.append(pattern)
+    return expanded
+
+
+def select_files(selection, folder: Path) -> list[str]:
+    """The .py files under `folder` matched by `selection` (patterns, globs allowed, or the names of
+    `expand_selection`), relative, sorted per pattern, each once."""
     found: list[str] = []
-    for pattern in patterns:
+    for pattern in expand_selection(selection):
         matched = sorted(p.relative_to(folder).as_posix() for p in folder.glob(str(pattern))
                          if p.is_file() and p.suffix == ".py")
         if not matched:
             raise WorkbenchError(f"no test file under {folder} matches {str(pattern)!r}; give paths relative to "
-                                 "backends/arm/test, e.g. 'ops/test_cumsum.py', 'ops/test_c*.py', 'misc/test_int64.py'")
+                                 "backends/arm/test, e.g. 'ops/test_cumsum.py', 'ops/test_c*.py', 'misc/test_int64.py', "
+                                 f"or 'all' or a folder ({', '.join(f + '/' for f in TREE_FOLDERS)})")
         found += [m for m in matched if m not in found]
     return found
 
@@ -114,14 +137,17 @@ def from_arm_tests(selection, backend=None, *, cap: int | None = None) -> ArmTes
         return found
     from ..stack import loader
     from ..stack.arm_test_capture import capture_file
+    from ..stack.arm_test_census import census_file
 
     loader.arm()  # honours WORKBENCH_ARM_BACKEND before the test suite imports the backend
     folder = tests_folder(None)
     files = select_files(selection, folder)
-    cases, failures = [], {}
+    cases, failures, census = [], {}, []
     for name in files:
         try:
-            cases += capture_file(name, cap)
+            functions = census_file(folder / name, name)  # a file that does not parse is one that does not import
+            census += functions
+            cases += capture_file(name, cap, functions)
         except StackError:
             raise
         except (KeyboardInterrupt, SystemExit):
@@ -131,7 +157,7 @@ def from_arm_tests(selection, backend=None, *, cap: int | None = None) -> ArmTes
             warnings.warn(f"executorch Arm test file {name} skipped: {failures[name]}", stacklevel=2)
     return ArmTestCases(cases, selection=[selection] if isinstance(selection, str) else selection,
                         backend=None if backend is None else str(backend), cap=cap, files=files,
-                        import_failures=failures)
+                        import_failures=failures, census=census)
 
 
 def _import_failure(exc: BaseException, folder: Path) -> str:
@@ -149,12 +175,13 @@ def _import_failure(exc: BaseException, folder: Path) -> str:
 
 @scoped
 def run_arm_tests(source, backend=None, *, cap: int | None = None, only=None, workers: int | None = 1,
-                  timeout: float | None = None, progress: bool = True):
+                  timeout: float | None = None, progress: bool = True, cache=True):
     """Run executorch Arm test cases through the workbench; one row per case run.
 
     source: an ArmTestCases (from_arm_tests), or a selection of test files (then read from `backend` with `cap`).
     only: test ids to keep. workers: forked children at a time (None: the number of cores). timeout: seconds per
-    case. The frame's attrs hold `import_failures`, `skipped`, `not_captured` and `backend`.
+    case. cache: True (the default location), False, or a folder, as for sweep. The frame's attrs hold
+    `import_failures`, `skipped`, `not_captured` and `backend`.
     """
     if isinstance(source, ArmTestCases):
         backend, cap = source.backend, source.cap
@@ -164,14 +191,49 @@ def run_arm_tests(source, backend=None, *, cap: int | None = None, only=None, wo
         selection = source
     if _other_backend(backend):
         return _in_fresh_process("run", selection, backend, cap=cap, only=only, workers=workers, timeout=timeout,
-                                 progress=progress)
+                                 progress=progress, cache=cache if isinstance(cache, bool) else str(cache))
+    store = ArmTestCache(cache, tests_folder(None)) if cache else None
     carried = isinstance(source, ArmTestCases) and not any(
         c.module is None and c.profile and not c.skip and not c.capture_error for c in source)
-    cases = source if carried else from_arm_tests(selection, cap=cap)  # cases read elsewhere: read them again
+    if carried:
+        cases = source
+    elif store is not None:  # cases read elsewhere, or a selection: their records from the cache where it has them
+        cases = _cached_cases(store, selection, cap)
+    else:
+        cases = from_arm_tests(selection, cap=cap)  # cases read elsewhere: read them again
     keep = None if only is None else set(only)
     chosen = [c for c in cases if keep is None or c.test_id in keep]
-    results = _run(chosen, workers, timeout, progress)
-    return _table(chosen, results, cases, backend)
+    hits = store.results(chosen) if store is not None else {}
+    unread = sorted({c.file for c in chosen if c.module is NOT_LOADED and c.test_id not in hits})
+    if unread:  # records from the cache have no module to run: read their files
+        cases = _with_files_read(store, cases, unread, cap)
+        chosen = [c for c in cases if keep is None or c.test_id in keep]
+    results = _run([c for c in chosen if c.test_id not in hits], workers, timeout, progress)
+    if store is not None:
+        store.keep(chosen, results)
+    return _table(chosen, {**results, **hits}, cases, backend, cached=set(hits))
+
+
+def _cached_cases(store: ArmTestCache, selection, cap) -> ArmTestCases:
+    """The cases of `selection`, each file's from the cache where it holds them, else read (and kept)."""
+    files = select_files(selection, tests_folder(None))
+    return _assembled(store.read_files(files, cap, from_arm_tests), files, selection, cap)
+
+
+def _with_files_read(store: ArmTestCache, cases: ArmTestCases, files: list[str], cap) -> ArmTestCases:
+    """`cases` with those of `files` read for real (with their modules)."""
+    parts = {name: ([c for c in cases if c.file == name], [f for f in cases.census if f.file == name],
+                    cases.import_failures.get(name)) for name in cases.files}
+    parts.update(store.read_for_real(files, cap, from_arm_tests))
+    return _assembled(parts, list(cases.files), cases.selection, cap)
+
+
+def _assembled(parts: dict, files: list[str], selection, cap) -> ArmTestCases:
+    """An ArmTestCases from each file's (cases, test functions, import failure), in the order of `files`."""
+    return ArmTestCases([c for name in files for c in parts[name][0]],
+                        selection=[selection] if isinstance(selection, str) else selection, cap=cap, files=files,
+                        import_failures={name: parts[name][2] for name in files if parts[name][2] is not None},
+                        census=[f for name in files for f in parts[name][1]])
 
 
 def _run(cases: list[ArmTestCase], workers, timeout, progress) -> dict:
@@ -181,7 +243,7 @@ def _run(cases: list[ArmTestCase], workers, timeout, progress) -> dict:
     from ..pipeline.run import run_case, run_group
 
     runnable = [c for c in cases if c.runnable]
-    if not runnable:
+    if not runnable:  # nothing to run (or every result cached): no import of the stack
         return {}
 
     def run(reporter, group):
@@ -202,9 +264,9 @@ def _run(cases: list[ArmTestCase], workers, timeout, progress) -> dict:
     return found
 
 
-
-
-def _table(chosen: list[ArmTestCase], results: dict, cases: ArmTestCases, backend):
+def _table(chosen: list[ArmTestCase], results: dict, cases: ArmTestCases, backend, cached=frozenset()):
+    """One row per case of `chosen` with a result (test id -> CaseResult); `cached`: the test ids whose result came
+    from the cache."""
     import pandas as pd
 
     rows = []
@@ -213,7 +275,8 @@ def _table(chosen: list[ArmTestCase], results: dict, cases: ArmTestCases, backen
         if result is None:
             continue
         agreeing, why = agrees(case, result)
-        rows.append({**result_row(result), "test_id": case.test_id, "expected": case.expected, "agrees": agreeing,
+        rows.append({**result_row(result, case.test_id in cached), "test_id": case.test_id,
+                     "expected": case.expected, "agrees": agreeing,
                      "disagreement": why, "pipeline": case.pipeline, "file": case.file})
     table = pd.DataFrame(rows, columns=[*RESULT_COLUMNS, *ARM_TEST_COLUMNS])
     table["agrees"] = table["agrees"].astype(bool)
@@ -221,12 +284,14 @@ def _table(chosen: list[ArmTestCase], results: dict, cases: ArmTestCases, backen
     table.attrs.update(import_failures=dict(cases.import_failures),
                        skipped={k: v for k, v in cases.skipped.items() if k in kept},
                        not_captured={k: v for k, v in cases.not_captured.items() if k in kept},
+                       coverage=coverage_summary(cases) if cases.census else None,
                        backend=str(backend) if backend is not None else None)
     return table
 
 
 def agreement_text(table) -> str:
-    """The agreement rate, per file, then each disagreement with its explanation, then what was not run."""
+    """The agreement rate, per file, then each disagreement with its explanation, then what was not read and why
+    (by reason; the rows are in the table's attrs["coverage"]["unread"])."""
     agreeing, total = int(table["agrees"].sum()), len(table)
     rate = f"{100 * agreeing / total:.1f}%" if total else "-"
     lines = [f"{agreeing}/{total} cases agree with executorch's tests ({rate})"]
@@ -238,10 +303,8 @@ def agreement_text(table) -> str:
     attrs = table.attrs
     for name, error in (attrs.get("import_failures") or {}).items():
         lines.append(f"NOT IMPORTED {name}: {error}")
-    if attrs.get("skipped"):
-        lines.append(f"skipped by executorch's marks: {len(attrs['skipped'])}")
-    for test_id, error in (attrs.get("not_captured") or {}).items():
-        lines.append(f"NOT CAPTURED {test_id}: {error}")
+    if attrs.get("coverage"):
+        lines.append(coverage_text(attrs["coverage"]))
     return "\n".join(lines)
 
 
@@ -283,7 +346,8 @@ def child_main() -> None:
         if payload["mode"] == "collect":
             found = from_arm_tests(payload["selection"], cap=payload["cap"])
             packed = {"value": ArmTestCases([c.without_objects() for c in found], selection=found.selection,
-                                            cap=found.cap, files=found.files, import_failures=found.import_failures)}
+                                            cap=found.cap, files=found.files, import_failures=found.import_failures,
+                                            census=found.census)}
         else:
             table = run_arm_tests(payload["selection"], cap=payload["cap"], **payload["options"])
             packed = {"value": table, "attrs": dict(table.attrs)}

@@ -6,6 +6,10 @@ that compute results: RESULT_LAYERS), profile, the policy's content (Policy.fing
 the Arm backend in use, so changing any of them misses exactly what it should. A policy whose content cannot be
 read is never cached (the sweep says so in its results). A file that cannot be read back is reported with a
 warning and recomputed.
+
+A case of executorch's own Arm tests (batch/arm_test_cache.py) is keyed on its test id, its recorded fields, a
+hash of every .py file of the Arm backend's test tree it was read from (`tree_fingerprint`) and the same
+environment; the cases read from one test file are kept too, keyed on the tree, the file and the cap.
 """
 
 from __future__ import annotations
@@ -51,6 +55,13 @@ def _fingerprint_of(files: tuple, root: Path) -> str:
         digest.update(name.encode())
         digest.update((root / name).read_bytes())
     return digest.hexdigest()[:16]
+
+
+def tree_fingerprint(root: Path) -> str:
+    """A hash of every .py file under the folder `root` (read as text: no import), e.g. an Arm backend's tests."""
+    root = Path(root)
+    return _fingerprint_of(tuple(sorted((p.relative_to(root).as_posix(), p.stat().st_mtime_ns, p.stat().st_size)
+                                        for p in root.rglob("*.py"))), root)
 
 
 def _digest(payload: dict) -> str:
@@ -103,6 +114,17 @@ class CaseKeys:
             return None
         return key_of(case.name, case.dtype, case.seed, case.profile.name, *prints, context=self.context,
                       quantization=case.quantization_name, trace=case.trace)
+
+
+def arm_test_key(test_id: str, record: str, tests_tree: str, context: dict) -> str:
+    """The key of one case of executorch's Arm tests: its test id, its recorded fields (`record`: the
+    ArmTestCase's repr), the tree_fingerprint of the test folder it was read from, and environment() (`context`)."""
+    return _digest({"arm_test": test_id, "record": record, "tests_tree": tests_tree, **context})
+
+
+def arm_test_file_key(file: str, cap: int | None, tests_tree: str, context: dict) -> str:
+    """The key of the cases read from one of executorch's Arm test files with at most `cap` per test function."""
+    return _digest({"arm_test_file": file, "cap": cap, "tests_tree": tests_tree, **context})
 
 
 def request_key(request: dict) -> str:
@@ -161,6 +183,13 @@ class ResultCache:
 
     def put(self, key: str, result: CaseResult) -> None:
         self._write("cases", key, result.to_dict())
+
+    def get_entry(self, kind: str, key: str):
+        """The JSON value stored under `kind` (a folder of the cache, e.g. "arm_test_files") and `key`, or None."""
+        return self._read(kind, key)
+
+    def put_entry(self, kind: str, key: str, payload) -> None:
+        self._write(kind, key, payload)
 
     def get_request(self, key: str) -> list | None:
         data = self._read("requests", key)

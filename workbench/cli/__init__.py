@@ -9,7 +9,7 @@ import sys
 
 from ..core.errors import WorkbenchError
 from . import checks
-from . import hunt as hunt_command
+from . import arm_tests as arm_tests_command, hunt as hunt_command
 
 
 def _sweep_presets() -> list[str]:
@@ -93,7 +93,8 @@ def _add_batch_commands(sub) -> None:
     sweep.add_argument("--out", default=None, help="results file: .csv or .parquet (optional with --arm-tests)")
     sweep.add_argument("--arm-tests", nargs="+", metavar="PATTERN", default=None,
                        help="run executorch's own Arm TOSA tests instead: files relative to backends/arm/test "
-                            "(globs allowed, e.g. 'ops/test_c*.py' misc/test_int64.py) and print the agreement")
+                            "(globs allowed, e.g. 'ops/test_c*.py' misc/test_int64.py; 'all' or a folder"
+                            " such as ops/ for the whole tree) and print the agreement and what was not read")
     sweep.add_argument("--arm-tests-cap", type=int, default=None, metavar="N",
                        help="with --arm-tests: at most N parametrizations per test function (the first ones)")
     _add_arm_backend_option(sweep)
@@ -137,6 +138,7 @@ def _add_compare_backends_command(sub) -> None:
     _add_matrix_options(compare)
     _add_run_options(compare)
     compare.add_argument("--out-dir", default=None, help="write before.csv and after.csv here")
+    arm_tests_command.add_options(compare)
 
 
 def _add_policy_option(command, *, several: bool, default: str = "stock") -> None:
@@ -286,7 +288,7 @@ def _cmd_sweep(args) -> None:
     from ..batch.sweeps import sweep
 
     if args.arm_tests:
-        return _cmd_sweep_arm_tests(args)
+        return arm_tests_command.sweep(args)
     matrix = _matrix(args)
     if args.out is None:
         raise WorkbenchError("say where to write the results: --out FILE (.csv or .parquet)")
@@ -295,17 +297,6 @@ def _cmd_sweep(args) -> None:
     counts = table["outcome"].value_counts().to_dict()
     print(f"{len(table)} cases ({int(table['cached'].sum())} from the cache) -> {path}: "
           + ", ".join(f"{k} {v}" for k, v in counts.items()))
-
-
-def _cmd_sweep_arm_tests(args) -> None:
-    from ..batch.arm_tests import agreement_text, run_arm_tests
-    from ..batch.results_io import save_results
-
-    # main() has already made --arm-backend this process's Arm backend and checked --out (checks.py)
-    table = run_arm_tests(args.arm_tests, cap=args.arm_tests_cap, workers=args.workers, timeout=args.timeout)
-    print(agreement_text(table))
-    if args.out:
-        print(f"{len(table)} cases -> {save_results(table, args.out)}")
 
 
 def _cmd_compare_backends(args) -> None:
@@ -369,8 +360,8 @@ def _cmd_doctor(args) -> None:
 
 _COMMANDS = {
     "ops": _cmd_ops, "profiles": _cmd_profiles, "run": _cmd_run, "policies": _cmd_policies, "review": _cmd_review, "sweep": _cmd_sweep,
-    "diff": _cmd_diff, "report": _cmd_report, "doctor": _cmd_doctor,
-    "passes": _cmd_passes, "compare-backends": _cmd_compare_backends, "culprits": _cmd_culprits,
+    "diff": _cmd_diff, "report": _cmd_report, "doctor": _cmd_doctor, "culprits": _cmd_culprits,
+    "passes": _cmd_passes, "compare-backends": arm_tests_command.with_arm_tests(_cmd_compare_backends),
     "summary": _cmd_summary, "hunt": hunt_command.run,
 }
 

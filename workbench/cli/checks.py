@@ -1,4 +1,5 @@
-"""The command line's values checked before any long work: the profiles, the policies and the files to write.
+"""The command line's values checked before any long work: the profiles, the policies, the files to write and
+compare-backends' Arm test selection.
 
 Nothing here imports torch or executorch (profiles.check answers from the committed table while the installed Arm
 backend is in use, policies.registry.check reads names and files only), so a bad value is one line and exit 2
@@ -36,6 +37,10 @@ def check_arguments(args) -> None:
         from ..batch.results_io import check_results_path
 
         check_results_path(args.out)
+    if args.command == "compare-backends":
+        from . import arm_tests
+
+        arm_tests.check_arguments(args)
 
 
 def check_test_path(path) -> Path:

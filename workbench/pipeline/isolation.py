@@ -3,7 +3,9 @@
 Children are forked (Linux): they inherit the imported stack, so starting one costs milliseconds rather than
 the seconds an executorch import takes, and the module or policy of a case need not be picklable. A child
 tells the parent each stage as it starts and the partition decisions as soon as they exist; when the child
-dies or runs past its time limit, the parent turns what it last heard into a `crashed` / `timeout` result.
+dies or runs past its time limit, the parent turns what it last heard into a `crashed` / `timeout` result. A pool
+worker also has a memory bound: the parent reads its resident memory (/proc) as it checks the time limit, and one
+past the bound is stopped like one past its time, its case `crashed` with the reason.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from ..core.outcomes import Numerics, Outcome
 from ..core.records import CaseResult, ErrorInfo, NodeRecord, result_from_dict
 from ..stack import loader
 from ..stack.levers import on_unless_turned_off
+from . import worker_memory
 
 # A one-op case takes about a second; a large user model's lowering can take minutes. Past this a child is
 # stopped and the case reported as `timeout`.
@@ -43,19 +46,21 @@ def _node_dicts(nodes) -> list[dict] | None:
 
 
 class _Reporter:
-    """The child's side: stage messages and results over one pipe."""
+    """The child's side: stage messages and results over one pipe; with each result of a case it was told the start
+    of, the most resident memory the process held while it ran (None when that cannot be read)."""
 
     def __init__(self, conn):
-        self.conn = conn
+        self.conn, self.peak_restarted = conn, False
 
     def start(self, index: int) -> None:
+        self.peak_restarted = worker_memory.restart_own_peak()
         self.conn.send(("start", index))
 
     def stage(self, stage: str, nodes) -> None:
         self.conn.send(("stage", stage, _node_dicts(nodes)))
 
     def result(self, result: CaseResult) -> None:
-        self.conn.send(("result", result.to_dict()))
+        self.conn.send(("result", result.to_dict(), worker_memory.own_peak() if self.peak_restarted else None))
 
 
 def _child_main(conn, work: Callable[[_Reporter], None]) -> None:
@@ -189,7 +194,11 @@ class WorkerPool:
     A task is (cases, run) where `run(reporter, cases)` sends, for each case in order, a ("start", index)
     message, stage messages and a ("result", dict). `results(tasks)` yields CaseResults as they arrive, each
     holding its case. When a worker dies or its current case runs past `timeout`, that case becomes `crashed` or
-    `timeout`, the worker is replaced, and the group's remaining cases run in a fresh worker.
+    `timeout`, the worker is replaced, and the group's remaining cases run in a fresh worker. So too when a
+    worker's resident memory exceeds `memory_limit` (bytes; None: worker_memory.MEMORY_VARIABLE's MiB, else
+    `worker_memory.default_memory_limit`): its case becomes `crashed`, the error saying the bound and what it held.
+    `peak_rss` maps each case run (by `str(case)`) to the most resident memory its worker held while it ran, in
+    bytes: the worker's own high-water mark (Linux), else the most the parent saw.
 
     Two options, each on unless its environment variable (WARM_PARENT_VARIABLE, REUSE_WORKERS_VARIABLE) says off:
     - warm parent (`warm_up`: run_case, passed in because running a case is what this module isolates): before
@@ -203,14 +212,21 @@ class WorkerPool:
     """
 
     def __init__(self, workers: int, timeout: float | None = None, *, warm_up=None, warm_parent: bool | None = None,
-                 reuse_workers: bool | None = None):
+                 reuse_workers: bool | None = None, memory_limit: float | None = None):
+        self.size = max(1, int(workers))
+        self.memory_limit = worker_memory.memory_limit(memory_limit, self.size)
+        self.peak_rss: dict[str, int] = {}
         loader.arm()
         if warm_up is not None and _option(WARM_PARENT_VARIABLE, warm_parent):
             WARM_PARENT.warm(warm_up)
-        self.size = max(1, int(workers))
         self.timeout = DEFAULT_TIMEOUT_SECONDS if timeout is None else timeout
         self.reuse_workers = _option(REUSE_WORKERS_VARIABLE, reuse_workers)
         self.groups = {"in_fresh_workers": 0, "in_reused_workers": 0}
+
+    @property
+    def max_peak_rss(self) -> int | None:
+        """The largest of `peak_rss` (None before any case ran)."""
+        return max(self.peak_rss.values(), default=None)
 
     def results(self, tasks: list) -> Iterator[CaseResult]:
         run = _PoolRun(self, tasks)
@@ -253,7 +269,7 @@ class _PoolRun:
         self.timeout = pool.timeout
         self.tasks = list(tasks)
         self.queue = [(number, 0) for number, task in enumerate(self.tasks) if task[0]]
-        self.workers: dict = {}  # conn -> {"process", "jobs", "job", "index", "stage", "nodes", "deadline"}
+        self.workers: dict = {}  # conn -> {"process", "jobs", "job", "index", "stage", "nodes", "deadline", "peak"}
 
     @property
     def busy(self) -> dict:
@@ -277,7 +293,7 @@ class _PoolRun:
             self._release(conn)
             return
         job = self.queue.pop(0)
-        state.update(job=job, index=0, stage="start", nodes=None, deadline=time.monotonic() + self.timeout)
+        state.update(job=job, index=0, stage="start", nodes=None, deadline=time.monotonic() + self.timeout, peak=0)
         self.pool.groups["in_reused_workers" if state.setdefault("groups", 0) else "in_fresh_workers"] += 1
         state["groups"] += 1
         state["jobs"].send(job)
@@ -302,18 +318,32 @@ class _PoolRun:
             state["process"].kill()
         state["process"].join(5)
 
+    def _record_peak(self, state, peak: int | None) -> None:
+        if peak or state["peak"]:
+            self.pool.peak_rss[str(self._case(state))] = peak or state["peak"]
+
     def retire(self, conn, state, outcome, cause, detail) -> CaseResult:
+        self._record_peak(state, None)
         result = stopped_result(self._case(state), outcome, state["stage"], state["nodes"], detail, cause)
         self._release(conn)
         self._requeue_rest(state, state["index"] + 1)
         return result
 
     def expire(self) -> Iterator[CaseResult]:
-        now = time.monotonic()
+        """Stop the workers past their case's time limit or their memory bound."""
+        now, bound = time.monotonic(), self.pool.memory_limit
         for conn, state in list(self.busy.items()):
             if now >= state["deadline"]:
                 yield self.retire(conn, state, Outcome.TIMEOUT, "Timeout",
                                   f"case exceeded its time limit of {self.timeout:g} s during {state['stage']}")
+                continue
+            resident = worker_memory.resident_bytes(state["process"].pid) or 0
+            state["peak"] = max(state["peak"], resident)
+            if resident > bound:
+                bound_text, resident_text = worker_memory.size_text(bound), worker_memory.size_text(resident, bound)
+                yield self.retire(conn, state, Outcome.CRASHED, "MemoryBound",
+                                  f"the worker exceeded its memory bound of {bound_text} (resident {resident_text}) "
+                                  f"during {state['stage']}")
 
     def receive(self) -> Iterator[CaseResult]:
         busy = self.busy
@@ -331,13 +361,15 @@ class _PoolRun:
     def _handle(self, conn, state, message) -> Iterator[CaseResult]:
         kind = message[0]
         if kind == "start":
-            state.update(index=message[1], stage="start", nodes=None, deadline=time.monotonic() + self.timeout)
+            state.update(index=message[1], stage="start", nodes=None, deadline=time.monotonic() + self.timeout,
+                         peak=0)
         elif kind == "stage":
             state["stage"] = message[1]
             if message[2] is not None:
                 state["nodes"] = message[2]
         elif kind == "result":
             case = self._case(state)
+            self._record_peak(state, message[2] if len(message) > 2 else None)
             state["index"] += 1
             yield replace(result_from_dict(message[1]), case=case)
             if state["index"] >= len(self._cases(state)):  # the group is done: the worker takes the next

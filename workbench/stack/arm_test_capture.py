@@ -12,8 +12,9 @@ constructor's source is no longer the one this module reproduces (pinned_sources
 How a test file is read, without editing it: the module is imported from the process's Arm backend (installed, or
 a checkout's: stack/arm_backend.py), seeded as executorch's conftest seeds (random and torch at 0, before the
 import and before every test call); the pipeline classes and ArmTester are replaced *in that module's namespace
-only* by recorders, and every test function whose name holds one of TEST_NAME_PARTS (`tosa_FP`, `tosa_INT`,
-`u55_INT`, `u85_INT`) is called once per parametrization. A recorder keeps the constructor's arguments (the profile
+only* by recorders, and every test function that builds a TOSA or Ethos-U pipeline, or whose name says it tests
+one (arm_test_census.py reads that from the source), is called once per parametrization; a test asking for
+pytest's `tmp_path` gets a new temporary folder. A recorder keeps the constructor's arguments (the profile
 string built exactly as the real class builds it; for an Ethos-U pipeline the compile spec its constructor builds,
 from common.py) and every later call on the pipeline (pop_stage, change_args, quantizer settings, ...); `run()`
 does nothing. The originals are put back afterwards.
@@ -30,19 +31,26 @@ no xfail but `fvp` (the stage the workbench stops before), and the parametrizati
 
 from __future__ import annotations
 
+import contextlib
+import enum
 import importlib
 import inspect
 import itertools
+import os
 import random
+import sys
+import tempfile
 import warnings
+from collections import Counter
+from pathlib import Path
 
 from ..core.errors import StackError, StackWarning
+from .arm_test_census import census_file
 from .arm_test_record import ArmTestCase, fold
 from .pinned_sources import source_differences
 
 TEST_PACKAGE = "executorch.backends.arm.test"
 SEED = 0  # executorch's conftest: TEST_SEED defaults to 0
-TEST_NAME_PARTS = ("tosa_FP", "tosa_INT", "u55_INT", "u85_INT")
 # Ethos-U pipeline -> the common.py function its constructor builds its compile spec with (always at its defaults)
 ETHOS_U_SPECS = {"EthosU55PipelineINT": "get_u55_compile_spec", "EthosU85PipelineINT": "get_u85_compile_spec"}
 FVP_MARKS = ("XfailIfNoCorstone300", "XfailIfNoCorstone320")
@@ -211,6 +219,29 @@ def _mark_expectation(marks, fvp_marks=()) -> dict:
     return found
 
 
+def _value_id(value, name: str, index: int) -> str:
+    """pytest's id of one parameter value (_pytest/python.py IdMaker._idval_from_value): the value itself for a
+    str, number, bool, None or enum, the __name__ of a class or function, else the argument name and index."""
+    if isinstance(value, (str, int, float, bool, complex, enum.Enum)) or value is None:
+        return str(value)
+    if isinstance(getattr(value, "__name__", None), str):
+        return value.__name__
+    return f"{name}{index}"
+
+
+def _unique(ids: list[str]) -> list[str]:
+    """pytest's suffixes for repeated ids (IdMaker.make_unique_parameterset_ids): a0, a1; 1_0, 1_1."""
+    counts, suffixes, unique = Counter(ids), Counter(), list(ids)
+    for index, pid in enumerate(ids):
+        if counts[pid] > 1:
+            joiner = "_" if pid and pid[-1].isdigit() else ""
+            while f"{pid}{joiner}{suffixes[pid]}" in ids:
+                suffixes[pid] += 1
+            unique[index] = f"{pid}{joiner}{suffixes[pid]}"
+            suffixes[pid] += 1
+    return unique
+
+
 def _axis(mark) -> list:
     names = mark.args[0]
     names = [n.strip() for n in names.split(",")] if isinstance(names, str) else list(names)
@@ -221,10 +252,12 @@ def _axis(mark) -> list:
             values, marks, pid = value.values, list(value.marks), value.id
         else:
             values, marks, pid = ((value,) if len(names) == 1 else tuple(value)), [], None
+        if pid is None and ids and not callable(ids) and index < len(ids) and ids[index] is not None:
+            pid = str(ids[index])
         if pid is None:
-            pid = str(ids[index]) if ids and not callable(ids) and index < len(ids) else str(index)
+            pid = "-".join(_value_id(v, n, index) for v, n in zip(values, names))
         axis.append((pid, dict(zip(names, values)), marks))
-    return axis
+    return [(pid, values, marks) for pid, (_, values, marks) in zip(_unique([a[0] for a in axis]), axis)]
 
 
 def parametrizations(function) -> list[tuple[str, dict, list]]:
@@ -250,29 +283,35 @@ def seed() -> None:
     torch.manual_seed(SEED)
 
 
-def capture_file(relative: str, cap: int | None = None) -> list[ArmTestCase]:
+def capture_file(relative: str, cap: int | None = None, census=None) -> list[ArmTestCase]:
     """The TOSA and Ethos-U cases of one test file (path relative to backends/arm/test), at most `cap`
-    parametrizations per test function (the first ones). Raises whatever importing the file raises."""
+    parametrizations per test function (the first ones), of the functions its `census` (census_file) reads.
+    Raises whatever importing the file raises."""
     classes = check_test_suite()
     common = importlib.import_module(f"{TEST_PACKAGE}.common")
     seed()
-    module = importlib.import_module(f"{TEST_PACKAGE}.{relative.removesuffix('.py').replace('/', '.')}")
+    folder = Path(common.__file__).parent
+    with _conftest_importable(folder):
+        module = importlib.import_module(f"{TEST_PACKAGE}.{relative.removesuffix('.py').replace('/', '.')}")
+    read = [f.name for f in census or census_file(Path(module.__file__), relative) if f.read]
     sink: list = []
     originals = {name: value for name, value in vars(module).items() if inspect.isclass(value)
                  and (issubclass(value, classes["BasePipeline"]) or issubclass(value, classes["ArmTester"]))}
     for name, value in originals.items():
         setattr(module, name, _recorder(value, sink, common))
     try:
-        return _call_tests(module, relative, sink, cap, [getattr(common, name).mark for name in FVP_MARKS])
+        return _call_tests(module, relative, read, sink, cap, [getattr(common, name).mark for name in FVP_MARKS])
     finally:
         for name, value in originals.items():
             setattr(module, name, value)
 
 
-def _call_tests(module, relative: str, sink: list, cap: int | None, fvp_marks: list) -> list[ArmTestCase]:
+def _call_tests(module, relative: str, read: list[str], sink: list, cap: int | None,
+                fvp_marks: list) -> list[ArmTestCase]:
     cases = []
-    for name, function in list(vars(module).items()):
-        if not (name.startswith("test_") and callable(function) and any(p in name for p in TEST_NAME_PARTS)):
+    for name in read:
+        function = getattr(module, name, None)
+        if not callable(function):
             continue
         function_marks = [m for m in _marks(function) if m.name != "parametrize"]
         for pid, arguments, marks in parametrizations(function)[:cap]:
@@ -280,8 +319,14 @@ def _call_tests(module, relative: str, sink: list, cap: int | None, fvp_marks: l
             start, error = len(sink), None
             seed()
             try:
-                function(**arguments)
-            except Exception as exc:  # the test body itself failed, before or after building its pipeline
+                with tempfile.TemporaryDirectory(prefix="workbench-arm-test-") as folder, _working_folder(folder), \
+                        _test_environment(f"{relative}::{name}" + (f"[{pid}]" if pid else "")):
+                    function(**arguments, **_fixtures(function, folder))
+            except (KeyboardInterrupt, SystemExit):
+                raise
+            except BaseException as exc:  # noqa: B036 - the test body failed (pytest.fail/skip raise BaseExceptions)
+                if type(exc).__name__ == "Skipped":
+                    base["skip"] = base.get("skip") or f"skipped in its body: {str(exc)[:200]}"
                 error = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"
             made = sink[start:]
             if not made:
@@ -290,3 +335,46 @@ def _call_tests(module, relative: str, sink: list, cap: int | None, fvp_marks: l
                 param = f"{pid}#{index}" if len(made) > 1 else pid
                 cases.append(fold(kind, arguments_, log, dict(base, param=param), error))
     return cases
+
+
+@contextlib.contextmanager
+def _conftest_importable(folder: Path):
+    """As under pytest, whose rootdir conftest's folder is on sys.path, a test file may `import conftest`
+    (ops/test_transpose_conv2d.py): the test folder is on sys.path while the file imports."""
+    added = str(folder) not in sys.path
+    if added:
+        sys.path.insert(0, str(folder))
+    try:
+        yield
+    finally:
+        if added and str(folder) in sys.path:
+            sys.path.remove(str(folder))
+
+
+@contextlib.contextmanager
+def _test_environment(test_id: str):
+    """os.environ as pytest gives a test (PYTEST_CURRENT_TEST set), and as it was before the test afterwards: a
+    test body that sets a variable (TOSA_TESTCASES_BASE_PATH) changes neither the tests after it nor the caller."""
+    before = dict(os.environ)
+    os.environ["PYTEST_CURRENT_TEST"] = f"backends/arm/test/{test_id} (call)"
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(before)
+
+
+@contextlib.contextmanager
+def _working_folder(folder: str):
+    """A test that writes relative paths (misc/test_save_exported_model.py) writes into its temporary folder."""
+    before = os.getcwd()
+    os.chdir(folder)
+    try:
+        yield
+    finally:
+        os.chdir(before)
+
+
+def _fixtures(function, folder: str) -> dict:
+    """The pytest fixtures the capture can give: `tmp_path` (a new folder)."""
+    return {"tmp_path": Path(folder)} if "tmp_path" in inspect.signature(function).parameters else {}

@@ -86,7 +86,9 @@ def _verdict(state: Lowering, out, source, eager):
     precise, bounds = precise[index], bounds[index]
     reference_ok, reference_says = conformance.verify(compliance, run.outputs[index].reshape(precise.shape),
                                                       precise, bounds)
-    eager_values = eager.detach().contiguous().numpy().reshape(precise.shape)
+    # the TOSA graph holds a channels-last output in its memory order (NHWC): eager's values in that order too
+    order = lowered.original_module.graph.output_node().args[0][index].meta["val"].dim_order()
+    eager_values = eager.detach().permute(*order).contiguous().numpy().reshape(precise.shape)
     eager_ok, eager_says = conformance.verify(compliance, eager_values, precise, bounds)
     mode = compliance.describe()
     if reference_ok and eager_ok:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..core.outcomes import Stage
 from ..stack import loader
-from .state import Prepared, flatten_outputs
+from .state import Prepared, copied, flatten_outputs
 
 NAME = "eager"
 ANNOUNCE = Stage.EAGER
@@ -23,14 +23,14 @@ def run(state: Prepared) -> None:
     torch = loader.torch()
     try:
         with torch.no_grad():
-            state.expected = flatten_outputs(state.module(*state.inputs))
+            state.expected = flatten_outputs(state.module(*copied(state.inputs)))
         return
     except (RuntimeError, NotImplementedError) as exc:
         if NO_FP8_KERNEL not in str(exc):
             raise
     emulated: dict[str, str] = {}
     with torch.no_grad(), _fp8_in_float32(torch, emulated):
-        state.expected = flatten_outputs(state.module(*state.inputs))
+        state.expected = flatten_outputs(state.module(*copied(state.inputs)))
     for call, dtype in emulated.items():
         state.notes.append(f"eager PyTorch has no CPU kernel for {call} on {dtype}: computed in float32 on the same "
                            f"values and rounded to {dtype}")

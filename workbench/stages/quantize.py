@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..core.outcomes import Stage
 from ..core.quantization import DEFAULT, Quantization
 from ..stack import ethos_u, loader
-from .state import Prepared, flatten_outputs
+from .state import Prepared, copied, flatten_outputs
 
 NAME = "quantize"
 ANNOUNCE = Stage.QUANTIZE
@@ -25,7 +25,7 @@ def run(state: Prepared) -> None:
     state.module = quantize(state.module, state.inputs, state.quantizer_profile, state.quantization,
                             target=state.quantize_target)
     with torch.no_grad():
-        state.expected = flatten_outputs(state.module(*state.inputs))
+        state.expected = flatten_outputs(state.module(*copied(state.inputs)))
     state.output_quantization = output_quantization(state.module)
 
 
@@ -88,5 +88,5 @@ def quantize(module, inputs: tuple, profile: str, quantization: Quantization | N
     # quantizer's passes (ExportPass) refuse a call_module. Without it the module is what executorch quantizes.
     graph = torch.export.export(module, inputs).module(check_guards=False)
     prepared = prepare_pt2e(graph, quantizer)
-    prepared(*inputs)
+    prepared(*copied(inputs))
     return convert_pt2e(prepared)

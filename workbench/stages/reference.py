@@ -8,7 +8,7 @@ from typing import Any
 
 from ..core.outcomes import Stage
 from ..stack import loader, native_output
-from .state import Lowering, flatten_outputs, tosa_graph_of
+from .state import Lowering, copied, flatten_outputs, tosa_graph_of
 from .tosa_flatbuffer import input_names
 
 NAME = "reference"
@@ -109,7 +109,8 @@ def run_delegate(lowered_module, inputs, notes: list | None = None, runs: list |
         why = f" ({'; '.join(reasons)})" if reasons else ""
         raise ReferenceModelError(f"reference model returned {getattr(status, 'name', status)}{why}")
     if runs is not None:
-        runs.append(DelegateRun(lowered_module, tuple(arrays), tuple(outputs), tuple(inputs)))
+        # copies: the program may write into a delegate's input afterwards (an in-place `x += y` is a copy_)
+        runs.append(DelegateRun(lowered_module, tuple(a.copy() for a in arrays), tuple(outputs), copied(inputs)))
     output_node = lowered_module.original_module.graph.output_node()
     expected = [node.meta["val"] for node in output_node.args[0]]
     if notes is not None:
@@ -161,5 +162,5 @@ def execute(edge_program, inputs, notes: list | None = None, runs: list | None =
 
     module = edge_program.module()
     with torch.no_grad(), ReferenceDispatch():
-        out = module(*inputs)
+        out = module(*copied(inputs))
     return flatten_outputs(out)

@@ -95,6 +95,23 @@ class Lowering:
                      if r.delegated and (ops := self.node_tosa_ops.get(r.name)) is not None else r for r in records)
 
 
+def copied(inputs) -> tuple:
+    """The example inputs, each tensor cloned (its memory format kept): a model that writes into its inputs
+    (`x += y`) changes the copy, so every stage that runs the model sees the inputs the case was given."""
+    torch = loader.torch()
+
+    def copy(value):
+        if isinstance(value, torch.Tensor):
+            return value.clone()
+        if isinstance(value, (list, tuple)):
+            return type(value)(copy(v) for v in value)
+        if isinstance(value, dict):
+            return {k: copy(v) for k, v in value.items()}
+        return value
+
+    return tuple(copy(v) for v in inputs)
+
+
 def flatten_outputs(out) -> list:
     """A model's outputs as a flat list (tensors, and whatever else it returns)."""
     torch = loader.torch()

@@ -1,0 +1,105 @@
+"""executorch's Arm test cases are cached as a sweep's cases are: a second run of the same selection comes back
+from the cache with the same rows, without reading a test file or importing the stack; an edit of the test tree
+misses; a case that crashed or timed out is never kept."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import workbench
+from workbench.batch.arm_test_cache import ArmTestCache, record_from_dict, record_to_dict
+from workbench.batch.arm_tests import from_arm_tests, run_arm_tests
+from workbench.core.rows import RUN_COLUMNS
+
+REPO = Path(workbench.__file__).resolve().parents[1]
+CUMSUM = "ops/test_cumsum.py"
+WARM_RUN = """
+import json, sys
+import workbench
+table = workbench.cases.run_arm_tests({selection!r}, cap=1, progress=False, cache={cache!r})
+print(json.dumps({{"rows": len(table), "cached": bool(table["cached"].all()),
+                  "imported": sorted(m for m in ("torch", "executorch") if m in sys.modules)}}))
+"""
+
+
+def _without_run_columns(table):
+    return table.drop(columns=list(RUN_COLUMNS)).reset_index(drop=True)
+
+
+@pytest.fixture(scope="module")
+def warm(tmp_path_factory):
+    """A cache folder holding ops/test_cumsum.py's first parametrizations, and the table of the run that filled it."""
+    folder = tmp_path_factory.mktemp("arm-test-cache")
+    return folder, run_arm_tests(CUMSUM, cap=1, workers=1, progress=False, cache=str(folder))
+
+
+def test_a_second_run_comes_from_the_cache_with_the_same_rows(warm):
+    folder, first = warm
+    again = run_arm_tests(CUMSUM, cap=1, workers=1, progress=False, cache=str(folder))
+    assert len(first) == 4 and not first["cached"].any() and again["cached"].all()
+    assert list(again.columns) == list(first.columns)
+    pd.testing.assert_frame_equal(_without_run_columns(again), _without_run_columns(first))
+    assert again.attrs == first.attrs  # what was not read, and why, as well
+    uncached = run_arm_tests(CUMSUM, cap=1, workers=1, progress=False, cache=False)
+    assert not uncached["cached"].any()
+    pd.testing.assert_frame_equal(_without_run_columns(uncached), _without_run_columns(first))
+
+
+def test_a_warm_run_reads_no_test_file_and_imports_neither_torch_nor_executorch(warm):
+    done = subprocess.run([sys.executable, "-c", WARM_RUN.format(selection=CUMSUM, cache=str(warm[0]))],
+                          capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {"rows": 4, "cached": True, "imported": []}
+
+
+def test_a_case_given_with_its_module_is_looked_up_by_its_record(warm):
+    cases = from_arm_tests(CUMSUM, cap=1)
+    table = run_arm_tests(cases, workers=1, progress=False, cache=str(warm[0]))
+    assert len(table) == len(cases) and table["cached"].all()
+
+
+def test_a_record_comes_back_from_json_as_it_was():
+    cases = from_arm_tests([CUMSUM, "ops/test_where.py"], cap=1)
+    assert any(c.cpu_ops for c in cases) and any(c.exir_ops for c in cases)  # nested tuples, too
+    for case in cases:
+        back = record_from_dict(json.loads(json.dumps(record_to_dict(case))))
+        assert back == case.without_objects() and repr(back) == repr(case)
+
+
+def test_editing_a_checkouts_test_file_misses(checkouts, tmp_path, warm):
+    root = checkouts.make_checkout(tmp_path / "executorch")
+    tests = root / "backends" / "arm" / "test"
+    store = warm[0]
+    cases = from_arm_tests(CUMSUM, cap=1)
+    # the checkout's test tree is the installed one's copy: the same key, so every result is there
+    assert len(ArmTestCache(str(store), tests).results(cases)) == len(cases) == 4
+    checkouts.edit(root, f"test/{CUMSUM}", "import torch\n", "import torch\n\nEDITED = True\n")
+    assert ArmTestCache(str(store), tests).results(cases) == {}
+    checkouts.edit(root, f"test/{CUMSUM}", "import torch\n\nEDITED = True\n", "import torch\n")
+    assert len(ArmTestCache(str(store), tests).results(cases)) == 4
+    checkouts.edit(root, "test/tester/test_pipeline.py", "import ", "import os  # edited\nimport ")  # a helper
+    assert ArmTestCache(str(store), tests).results(cases) == {}
+
+
+def test_a_timed_out_case_is_not_kept(tmp_path):
+    table = run_arm_tests(CUMSUM, cap=1, workers=1, progress=False, cache=str(tmp_path), timeout=0.001)
+    assert set(table["outcome"]) == {"timeout"}, set(table["outcome"])
+    assert not list((tmp_path / "cases").rglob("*.json"))
+    assert list((tmp_path / "arm_test_files").rglob("*.json"))  # the cases read from the file are kept
+
+
+def test_the_cli_caches_in_its_cache_dir_and_not_with_no_cache(tmp_path, capsys):
+    from workbench.cli import main
+
+    store, out = tmp_path / "cache", tmp_path / "arm.csv"
+    command = ["sweep", "--arm-tests", CUMSUM, "--arm-tests-cap", "1", "--workers", "1", "--out", str(out)]
+    for expected in (False, True):
+        assert main([*command, "--cache-dir", str(store)]) == 0
+        assert set(workbench.load_results(out)["cached"]) == {expected}
+    assert main([*command, "--no-cache"]) == 0
+    assert not workbench.load_results(out)["cached"].any()
+    capsys.readouterr()
