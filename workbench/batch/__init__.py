@@ -7,6 +7,7 @@
 - `backends`: two Arm backends (checkouts or installed) checked, swept in their own processes, and diffed;
 - `derive`: the EXT-INT64 candidate list from the catalogue; `suggest`: a suggested allowlist from a sweep.
 - `culprits`: which accepted nodes break a lowering; `arm_tests`, `arm_test_verdicts`: executorch's Arm tests as
-  cases, and whether the workbench agrees with them.
+  cases, and whether the workbench agrees with them; `arm_test_coverage`: what of the tree was read, and why not
+  the rest; `arm_test_cache`: their cached results; `arm_test_compare`: two Arm backends' tests compared.
 Imports core, stack, stages, catalogue, policies and pipeline.
 """

@@ -4,13 +4,14 @@
     table = workbench.cases.run_arm_tests(cases)          # result columns + test_id, expected, agrees, disagreement
     print(workbench.cases.agreement_text(table))
 
-`from_arm_tests(selection, backend=None, cap=None)` reads the TOSA and Ethos-U tests (functions named `*tosa_FP*`,
-`*tosa_INT*`, `*u55_INT*`, `*u85_INT*`) of the files matched by `selection` (paths relative to backends/arm/test,
-globs allowed) from the installed executorch, or from a checkout's (`backend=path`: see stack/arm_backend.py),
-without editing a file: one
+`from_arm_tests(selection, backend=None, cap=None)` reads the tests that build a TOSA or Ethos-U pipeline, or whose
+name says they test one (stack/arm_test_census.py), of the files matched by `selection` (paths relative to
+backends/arm/test, globs allowed; "all" or a folder such as "ops/" for the whole tree: expand_selection) from the
+installed executorch, or from a checkout's (`backend=path`: see stack/arm_backend.py), without editing a file: one
 `ArmTestCase` per parametrization (at most `cap` per test function, the first ones), with its module, example
 inputs, profile, quantization and what the test expects (stack/arm_test_capture.py, arm_test_record.py). A file
-that does not import is reported in `cases.import_failures` and skipped; the rest goes on.
+that does not import is reported in `cases.import_failures` and skipped; the rest goes on. Every test function
+of the files is in `cases.census`, and what was not read is counted with its reason (arm_test_coverage.py).
 
 `run_arm_tests(...)` runs the runnable cases through the same pipeline as catalogue cases (`run_model`), each in
 its own forked child (isolated, `timeout` per case), `workers` at a time, with a progress bar. Results are cached
@@ -175,12 +176,13 @@ def _import_failure(exc: BaseException, folder: Path) -> str:
 
 @scoped
 def run_arm_tests(source, backend=None, *, cap: int | None = None, only=None, workers: int | None = 1,
-                  timeout: float | None = None, progress: bool = True, cache=True):
+                  timeout: float | None = None, progress: bool = True, cache=True, scheduler: str | None = None):
     """Run executorch Arm test cases through the workbench; one row per case run.
 
     source: an ArmTestCases (from_arm_tests), or a selection of test files (then read from `backend` with `cap`).
     only: test ids to keep. workers: forked children at a time (None: the number of cores). timeout: seconds per
-    case. cache: True (the default location), False, or a folder, as for sweep. The frame's attrs hold
+    case. cache: True (the default location), False, or a folder, as for sweep. scheduler: a Dask scheduler's
+    address: each file is read and run on the cluster's workers instead (dask_runner.py). The frame's attrs hold
     `import_failures`, `skipped`, `not_captured` and `backend`.
     """
     if isinstance(source, ArmTestCases):
@@ -189,6 +191,14 @@ def run_arm_tests(source, backend=None, *, cap: int | None = None, only=None, wo
         selection = source.selection
     else:
         selection = source
+    if scheduler is not None:
+        from .dask_runner import arm_tests_on_dask
+
+        if _other_backend(backend):
+            raise WorkbenchError(f"a Dask cluster's workers run their own Arm backend, this process's, not {backend}: "
+                                 "drop backend= or scheduler=, or set WORKBENCH_ARM_BACKEND to it here and there")
+        return arm_tests_on_dask(run_arm_tests, select_files(selection, tests_folder(None)), scheduler,
+                                 backend=backend, cap=cap, only=only, timeout=timeout, cache=cache, progress=progress)
     if _other_backend(backend):
         return _in_fresh_process("run", selection, backend, cap=cap, only=only, workers=workers, timeout=timeout,
                                  progress=progress, cache=cache if isinstance(cache, bool) else str(cache))

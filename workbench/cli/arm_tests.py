@@ -79,10 +79,10 @@ def sweep(args) -> None:
     from ..batch.results_io import save_results
 
     # main() has already made --arm-backend this process's Arm backend and checked --out (checks.py); the cache
-    # options mean what they mean for a matrix sweep
+    # and --scheduler options mean what they mean for a matrix sweep
     cache = False if args.no_cache else (args.cache_dir or True)
     table = run_arm_tests(args.arm_tests, cap=args.arm_tests_cap, workers=args.workers, timeout=args.timeout,
-                          cache=cache)
+                          cache=cache, scheduler=args.scheduler)
     print(agreement_text(table))
     if args.out:
         print(f"{len(table)} cases -> {save_results(table, args.out)}")

@@ -11,7 +11,8 @@
   `decomposition_tables` (decomposition tables built and split once per registry state), `rng_placeholders` (the rng tracker's placeholders without fake tensors), `graph_recompile` (GraphModule
   recompiles without compiling a source twice); `patches`: the undo stack they share;
   `pinned_sources`: the sources the levers (and the Arm test capture) were written for;
-- `arm_test_capture`, `arm_test_record`: executorch's Arm tests read as cases;
+- `arm_test_census`, `arm_test_capture`, `arm_test_record`: executorch's Arm tests read as cases (which functions, from
+  their source; how each is called; what it asserts);
 - `profiles`: TOSA profile strings as executorch's TosaSpecification reads them;
 - `versions`: the installed versions; `doctor`: all of the above in one report.
 Imports only the core layer.
