@@ -91,12 +91,7 @@ def _add_batch_commands(sub) -> None:
     _add_run_options(sweep)
     sweep.add_argument("--scheduler", default=None, help="Dask scheduler address to run on a cluster")
     sweep.add_argument("--out", default=None, help="results file: .csv or .parquet (optional with --arm-tests)")
-    sweep.add_argument("--arm-tests", nargs="+", metavar="PATTERN", default=None,
-                       help="run executorch's own Arm TOSA tests instead: files relative to backends/arm/test "
-                            "(globs allowed, e.g. 'ops/test_c*.py' misc/test_int64.py; 'all' or a folder"
-                            " such as ops/ for the whole tree) and print the agreement and what was not read")
-    sweep.add_argument("--arm-tests-cap", type=int, default=None, metavar="N",
-                       help="with --arm-tests: at most N parametrizations per test function (the first ones)")
+    arm_tests_command.add_options(sweep, arm_tests_command.SWEEP_HELP)
     _add_arm_backend_option(sweep)
 
     diff = sub.add_parser("diff", help="the cases whose outcome or numerics changed between two sweep results")

@@ -20,13 +20,18 @@ MATRIX_OPTIONS = {"preset": "--preset", "ops": "--ops", "dtypes": "--dtypes", "p
                   "trace": "--trace", "seed": "--seed", "cache_dir": "--cache-dir"}
 
 
-def add_options(compare) -> None:
-    """compare-backends' --arm-tests and --arm-tests-cap."""
-    compare.add_argument("--arm-tests", nargs="+", metavar="PATTERN", default=None,
-                         help="instead of a matrix, run executorch's own Arm tests on both backends, each side its "
-                              "own test files: paths relative to backends/arm/test (globs allowed, 'all', or a "
-                              "folder such as ops/), and print the tests whose verdict changed")
-    compare.add_argument("--arm-tests-cap", type=int, default=None, metavar="N",
+SWEEP_HELP = ("run executorch's own Arm TOSA tests instead: files relative to backends/arm/test (globs allowed, "
+              "e.g. 'ops/test_c*.py' misc/test_int64.py; 'all' or a folder such as ops/ for the whole tree) and print "
+              "the agreement and what was not read")
+COMPARE_HELP = ("instead of a matrix, run executorch's own Arm tests on both backends, each side its own test files: "
+                "paths relative to backends/arm/test (globs allowed, 'all', or a folder such as ops/), and print the "
+                "tests whose verdict changed")
+
+
+def add_options(command, what: str = COMPARE_HELP) -> None:
+    """--arm-tests (described by `what`: SWEEP_HELP or COMPARE_HELP) and --arm-tests-cap."""
+    command.add_argument("--arm-tests", nargs="+", metavar="PATTERN", default=None, help=what)
+    command.add_argument("--arm-tests-cap", type=int, default=None, metavar="N",
                          help="with --arm-tests: at most N parametrizations per test function (the first ones)")
 
 
