@@ -97,3 +97,22 @@ def test_a_higher_order_operator_left_on_cpu_is_counted_by_its_own_name():
     cases = from_arm_tests("ops/test_while.py", cap=1)
     (u55,) = [c for c in cases if c.test == "test_while_loop_u55_INT"]
     assert u55.cpu_ops == (("while_loop", 1),)
+
+
+def test_a_check_added_with_arm_testers_own_method_is_read_and_a_pipeline_edit_is_counted_with_its_reason():
+    """ops/test_cond.py adds `ArmTester.check_not` after lowering (`add_stage_after`), read on the recorder's class
+    (before, the capture failed on it); its INT test edits the quantize stage's calibration samples through
+    `pipeline._stages`, which the stand-in does not hold: counted with that reason, its message without the
+    machine's temporary folder."""
+    import tempfile
+
+    from workbench.stack.arm_test_census import READS_PIPELINE, case_unread_reason
+    from workbench.stack.arm_test_record import ArmTestCase
+
+    cases = {c.test: c for c in from_arm_tests("ops/test_cond.py", cap=1)}
+    assert cases["test_cond_tosa_FP"].runnable and cases["test_cond_tosa_FP"].exir_ops == ("cond",)
+    edited = cases["test_cond_tosa_INT"]
+    assert not edited.runnable and case_unread_reason(edited)[0] == READS_PIPELINE
+    artifact = ArmTestCase(file="misc/test_x.py", test="test_x_tosa_FP", param="", pipeline="TosaPipelineFP",
+                           capture_error=f"AssertionError: File {tempfile.gettempdir()}/tmpab12/x.log was not created")
+    assert case_unread_reason(artifact) == (READS_PIPELINE, "AssertionError: File <tmp>/x.log was not created")

@@ -43,8 +43,9 @@ def branch(checkouts, tmp_path_factory):
 
 
 @pytest.mark.slow
-def test_a_branchs_new_test_and_changed_verdict_are_found(branch, clean_env):
-    result = compare_arm_tests("installed", branch, "ops/test_cumsum.py", cap=1, workers=1, progress=False)
+def test_a_branchs_new_test_and_changed_verdict_are_found(branch, clean_env, tmp_path):
+    result = compare_arm_tests("installed", branch, "ops/test_cumsum.py", cap=1, workers=1, progress=False,
+                               cache=tmp_path)
 
     assert isinstance(result, ArmTestComparison) and all(check.ok for check in result.checks.values())
     assert result.before.source == "installed" and result.after.path == str((branch / "backends" / "arm").resolve())
@@ -73,6 +74,13 @@ def test_a_branchs_new_test_and_changed_verdict_are_found(branch, clean_env):
     assert f"  {XFAILED_ID} [TOSA-1.0+FP]: delegated/match, agrees -> delegated/match, DISAGREES" in text
     assert f"only after:\n  {ADDED_ID} [TOSA-1.0+FP]: delegated/match, agrees (other side: absent)" in text
     assert f"after:  {result.after.label}" in text and "import check, after:  ok" in text
+
+    # each side's results were kept under its own backend and tests: the same comparison again runs nothing
+    again = compare_arm_tests("installed", branch, "ops/test_cumsum.py", cap=1, workers=1, progress=False,
+                              cache=tmp_path)
+    assert not result.before_table["cached"].any() and not result.after_table["cached"].any()
+    assert again.before_table["cached"].all() and again.after_table["cached"].all()
+    assert list(again.changed["test_id"]) == [XFAILED_ID] and list(again.only_after["test_id"]) == [ADDED_ID]
 
 
 def test_a_selection_a_side_has_no_file_for_is_refused_naming_the_side(branch, capsys):

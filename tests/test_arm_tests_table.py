@@ -59,6 +59,7 @@ def test_the_documents_figures_are_the_tables(table, unread):
     assert f"**{agreeing} of {len(table)} cases agree" in text
     functions = len(set(map(_function, table["test_id"])))
     assert f"{functions} test functions read" in text
+    assert f"{len(unread)} rows of `data/arm-tests-unread.csv`" in text
     for reason, count in unread["reason"].value_counts().items():
         assert re.search(rf"\| {re.escape(reason)} \| {count} \|", text), reason
 

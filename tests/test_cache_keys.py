@@ -124,7 +124,9 @@ def test_every_module_that_computes_results_is_in_the_key(package_copy):
                   "stages/trace_layout.py", "stages/partition.py", "policies/reasons.py",
                   # the inputs each stage runs on, and how executorch's Arm tests become cases
                   "stages/state.py", "stages/reference.py", "stack/arm_test_census.py",
-                  "stack/arm_test_capture.py", "stack/arm_test_record.py"):
+                  "stack/arm_test_capture.py", "stack/arm_test_record.py", "pipeline/case.py",
+                  # how a quantized case is quantized, a while loop's body and a cond's branches with it
+                  "stack/internals.py"):
         assert package_copy / judge in modules, judge
     for path in modules:
         text = path.read_text()
@@ -199,6 +201,10 @@ def test_vela_and_a_targets_configuration_are_in_the_key():
     key = cache.key_of("add", "qint8", 0, default, "stock", context=context)
     assert cache.key_of("add", "qint8", 0, chosen, "stock", context=context) != key
     other = dict(context, versions=dict(context["versions"], **{"ethos-u-vela": "0.0.0"}))
+    assert cache.key_of("add", "qint8", 0, default, "stock", context=other) != key
+    # the quantizer's observers and its prepare / convert steps are torchao's
+    assert context["versions"]["torchao"] != "not installed"
+    other = dict(context, versions=dict(context["versions"], torchao="0.0.0"))
     assert cache.key_of("add", "qint8", 0, default, "stock", context=other) != key
 
 

@@ -201,14 +201,50 @@ def test_a_pipelines_arguments_and_quantizer_calls_fold_into_one_configuration_o
         base = {"file": "ops/test_x.py", "test": "test_x_tosa_INT", "param": ""}
         case = fold("TosaPipelineINT", {"tosa_extensions": ["int16"], "epsilon": 2**-16, **arguments},
                     [(name, (config,), {}) for name, config in calls], base, None)
-        return case.quantization, len(case.quantizer_settings)
+        return case.quantization, len(case.quantizer_settings), [method for method, _, _ in case.quantizer_calls]
 
-    assert folded({}) == ("a16w8+eps=2**-16", 0)  # TosaPipelineINT's own config
+    assert folded({}) == ("a16w8+eps=2**-16", 0, [])  # TosaPipelineINT's own config
     assert folded({"per_channel_quantization": False},
                   ("quantizer.set_global", get_symmetric_a16w8_quantization_config(is_per_channel=False))) == \
-        ("a16w8+per-tensor", 0)  # the test's own config replaces it
-    # I/O quantized with the pipeline's config, then another global config: no one name says both
+        ("a16w8+per-tensor", 0, [])  # the test's own config replaces it
+    # I/O quantized with the pipeline's config, then another global config: no one name says both, so the call is
+    # made again on the workbench's quantizer
     assert folded({"symmetric_io_quantization": True},
-                  ("quantizer.set_global", get_symmetric_a16w8_quantization_config())) == ("a16w8+io+eps=2**-16", 1)
+                  ("quantizer.set_global", get_symmetric_a16w8_quantization_config())) == \
+        ("a16w8+io+eps=2**-16", 0, ["set_global"])
     assert folded({"tosa_extensions": []}, ("quantizer.set_io", get_symmetric_quantization_config())) == \
-        ("int8+io", 0)
+        ("int8+io", 0, [])
+
+
+def test_a_tests_own_quantizer_calls_are_kept_in_order_to_be_made_on_the_workbenchs_quantizer():
+    import torch
+
+    from workbench.stack.arm_test_record import fold
+
+    base = {"file": "misc/test_x.py", "test": "test_x_tosa_INT", "param": ""}
+    sigmoid_float = ("quantizer.set_module_type", (torch.nn.Sigmoid, None), {})
+    io_float = ("quantizer.set_io", (None,), {})
+    case = fold("TosaPipelineINT", {}, [sigmoid_float, io_float], base, None)
+    assert (case.quantization, case.quantizer_settings) == ("int8", ())
+    assert case.quantizer_calls == (("set_module_type", (torch.nn.Sigmoid, None), {}), ("set_io", (None,), {}))
+    # a quantize stage the test replaces keeps its own quantizer: said, not reproduced
+    replaced = fold("TosaPipelineINT", {}, [sigmoid_float, ("change_args", ("quantize", object()), {})], base, None)
+    assert len(replaced.quantizer_settings) == 1 and len(replaced.quantizer_calls) == 1
+    popped = fold("TosaPipelineINT", {}, [sigmoid_float, ("pop_stage", ("quantize",), {})], base, None)
+    assert (popped.quantize, popped.quantizer_settings, popped.quantizer_calls) == (False, (), ())
+
+
+def test_a_tests_own_quantizer_calls_and_a_while_loops_body_are_quantized_as_executorchs_pipelines_do():
+    """set_module_type(Sigmoid, None) and set_io(None) keep sigmoid, a convolution and the I/O float
+    (misc/test_quant_custom_meta.py: executorch's pytest passes with them on CPU); a while loop's body is quantized
+    with the model (TOSAQuantizer._quantize_with_submodules), so the loop is delegated under INT
+    (ops/test_while.py, whose check_not stage is added with add_stage_after(..., ArmTester.check_not, ...))."""
+    ids = ["misc/test_quant_custom_meta.py::test_qdq_squeezed_fp_op_tosa_INT_FP[False]",
+           "misc/test_quant_custom_meta.py::test_quantized_to_float_transition_tosa_INT_FP[False]",
+           "ops/test_while.py::test_while_loop_tosa_INT[two_in_two_out]"]
+    table = workbench.cases.run_arm_tests(["misc/test_quant_custom_meta.py", "ops/test_while.py"], only=ids,
+                                          workers=1, progress=False, cache=False).set_index("test_id")
+    assert list(table.index) == ids and table["agrees"].all(), table[["outcome", "disagreement"]]
+    assert list(table["outcome"]) == ["partial", "partial", "delegated"]
+    cases = {c.test_id: c for c in workbench.cases.from_arm_tests(["ops/test_while.py"])}
+    assert cases[ids[2]].exir_ops == ("while_loop",)

@@ -77,7 +77,8 @@ def test_doctor_lists_versions_backend_hooks_and_the_speed_levers(fresh_verdicts
     assert len(names) == len(internals.HOOKS) and set(names.values()) == {"ok"}
     assert any("_rejected_nodes" in name for name in names)
     assert list(found["speed_levers"]) == ["decomposition_cache", "pass_construction", "decomposition_tables",
-                                           "rng_placeholders", "graph_recompile"]
+                                           "rng_placeholders", "graph_recompile", "histogram_search",
+                                           "provenance_sharing"]
     assert all(lever["why"] == "on (in effect during workbench calls)" for lever in found["speed_levers"].values())
     assert not any(lever["installed_now"] for lever in found["speed_levers"].values())  # no call runs
     text = format_doctor(found)

@@ -112,13 +112,14 @@ class ArmTestComparison:
 
 
 def compare_arm_tests(before, after, selection, *, cap: int | None = None, workers: int | None = None,
-                      timeout: float | None = None, progress: bool = True) -> ArmTestComparison:
+                      timeout: float | None = None, progress: bool = True, cache=True) -> ArmTestComparison:
     """Run executorch's Arm tests matched by `selection` on two Arm backends and compare verdicts: before -> after.
 
     before/after: an executorch checkout, its backends/arm folder, or "installed"; each side reads the tests of
     its own backends/arm/test. selection: test files relative to backends/arm/test (globs, "all", or a folder
     such as "ops/"). cap: at most that many parametrizations per test function (the first ones). workers,
-    timeout, progress: as for run_arm_tests, per side. A selection matching no file on a side, or a backend that
+    timeout, progress, cache: as for run_arm_tests, per side (each side's results are kept under its own Arm
+    backend and test files). A selection matching no file on a side, or a backend that
     does not import (BackendImportError), stops the comparison before any test runs.
     """
     from .backends import BackendImportError, check_imports
@@ -137,7 +138,7 @@ def compare_arm_tests(before, after, selection, *, cap: int | None = None, worke
     for side in SIDES:
         started = time.perf_counter()
         tables[side] = run_arm_tests(list(selection), backend=requested[side], cap=cap, workers=workers,
-                                     timeout=timeout, progress=progress)
+                                     timeout=timeout, progress=progress, cache=cache)
         seconds[side] = time.perf_counter() - started
     changed, only_before, only_after = compare_tables(tables["before"], tables["after"])
     return ArmTestComparison(

@@ -261,9 +261,7 @@ def _run(cases: list[ArmTestCase], workers, timeout, progress) -> dict:
         run_group(reporter, [case.replace(transform_passes=[copy.deepcopy(p) for p in case.transform_passes])
                              for case in group])
 
-    tasks = [([Case.model(c.module, c.inputs, c.profile, quantize=c.quantization or c.quantize,
-                          dynamic_shapes=c.dynamic_shapes, name=c.test_id, transform_passes=list(c.passes) or None)],
-               run) for c in runnable]
+    tasks = [([Case.of_arm_test(c)], run) for c in runnable]
     bar = ProgressBar(progress, len(runnable), "executorch Arm tests", "case")
     found = {}
     pool = WorkerPool(workers or os.cpu_count() or 1, timeout=timeout, warm_up=run_case)

@@ -9,6 +9,7 @@ import sys
 
 from ..core.errors import WorkbenchError
 from . import checks
+from .cache_options import add_cache_options, cache_of
 from . import arm_tests as arm_tests_command, hunt as hunt_command
 
 
@@ -54,7 +55,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_compare_backends_command(sub)
     _add_culprits_command(sub)
     _add_summary_command(sub)
-    hunt_command.add_parser(sub, _add_policy_option, _add_cache_options, _add_arm_backend_option)
+    hunt_command.add_parser(sub, _add_policy_option, add_cache_options, _add_arm_backend_option)
     return parser
 
 
@@ -119,7 +120,7 @@ def _add_batch_commands(sub) -> None:
                             "table")
     _add_policy_option(review, several=True)
     review.add_argument("--workers", type=int, default=None, help="worker processes (default: number of cores)")
-    _add_cache_options(review)
+    add_cache_options(review)
     review.add_argument("--json", action="store_true")
     _add_wide_option(review)
     _add_arm_backend_option(review)
@@ -154,15 +155,9 @@ def _add_matrix_options(command) -> None:
     command.add_argument("--seed", type=int, default=None, help="the inputs' seed (default 0)")
 
 
-def _add_cache_options(command) -> None:
-    command.add_argument("--no-cache", action="store_true", help="recompute every case, write nothing")
-    command.add_argument("--cache-dir", default=None, help="cache folder (default: $WORKBENCH_CACHE_DIR or "
-                         "~/.cache/tosa-workbench)")
-
-
 def _add_run_options(command) -> None:
     command.add_argument("--workers", type=int, default=None, help="worker processes (default: number of cores)")
-    _add_cache_options(command)
+    add_cache_options(command)
     command.add_argument("--timeout", type=float, default=None, help="seconds per case before it is stopped")
 
 
@@ -258,10 +253,6 @@ def _matrix(args, *, required: bool = True):
     return Matrix.preset(args.preset).replace(**given) if args.preset else Matrix(**given)
 
 
-def _cache(args):
-    return False if args.no_cache else (args.cache_dir or True)
-
-
 def _cmd_review(args) -> None:
     from ..batch.matrix import Matrix
     from ..batch.sweeps import sweep_results
@@ -269,7 +260,7 @@ def _cmd_review(args) -> None:
     from ..core.text import format_results_table
 
     matrix = Matrix.preset("review").replace(**({"policies": args.policy} if args.policy else {}))
-    results = sweep_results(matrix, cache=_cache(args), workers=args.workers, progress=not args.json)
+    results = sweep_results(matrix, cache=cache_of(args), workers=args.workers, progress=not args.json)
     if args.json:
         print(json.dumps([r.to_dict() for r in results], indent=2))
     else:
@@ -287,7 +278,8 @@ def _cmd_sweep(args) -> None:
     matrix = _matrix(args)
     if args.out is None:
         raise WorkbenchError("say where to write the results: --out FILE (.csv or .parquet)")
-    table = sweep(matrix, cache=_cache(args), workers=args.workers, timeout=args.timeout, scheduler=args.scheduler)
+    table = sweep(matrix, cache=cache_of(args), workers=args.workers, timeout=args.timeout,
+                  scheduler=args.scheduler)
     path = save_results(table, args.out)
     counts = table["outcome"].value_counts().to_dict()
     print(f"{len(table)} cases ({int(table['cached'].sum())} from the cache) -> {path}: "
@@ -300,7 +292,7 @@ def _cmd_compare_backends(args) -> None:
     from ..batch.backends import compare_backends
     from ..batch.results_io import save_results
 
-    result = compare_backends(args.before, args.after, _matrix(args), cache=_cache(args), workers=args.workers,
+    result = compare_backends(args.before, args.after, _matrix(args), cache=cache_of(args), workers=args.workers,
                               timeout=args.timeout)
     print(result.to_text())
     if args.out_dir:

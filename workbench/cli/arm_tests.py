@@ -12,12 +12,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..core.errors import WorkbenchError
+from .cache_options import cache_of
 
-# compare-backends' options that describe a matrix (or its cache): none applies to executorch's test files,
-# which set their own modules, inputs, profiles and quantization. Parsed name -> the option (unset: None or False).
+# compare-backends' options that describe a matrix: none applies to executorch's test files, which set their own
+# modules, inputs, profiles and quantization (the cache options apply to both). Parsed name -> the option (unset:
+# None or False).
 MATRIX_OPTIONS = {"preset": "--preset", "ops": "--ops", "dtypes": "--dtypes", "profiles": "--profiles",
                   "policy": "--policy", "transform_passes": "--transform-pass", "quantization": "--quantization",
-                  "trace": "--trace", "seed": "--seed", "cache_dir": "--cache-dir"}
+                  "trace": "--trace", "seed": "--seed"}
 
 
 SWEEP_HELP = ("run executorch's own Arm TOSA tests instead: files relative to backends/arm/test (globs allowed, "
@@ -72,7 +74,7 @@ def compare(args) -> None:
 
     # main() has already checked the options and that both sides' test folders match the selection (checks.py)
     result = compare_arm_tests(args.before, args.after, args.arm_tests, cap=args.arm_tests_cap,
-                               workers=args.workers, timeout=args.timeout)
+                               workers=args.workers, timeout=args.timeout, cache=cache_of(args))
     print(result.to_text())
     if args.out_dir:
         for side, table in (("before", result.before_table), ("after", result.after_table)):
@@ -85,9 +87,8 @@ def sweep(args) -> None:
 
     # main() has already made --arm-backend this process's Arm backend and checked --out (checks.py); the cache
     # and --scheduler options mean what they mean for a matrix sweep
-    cache = False if args.no_cache else (args.cache_dir or True)
     table = run_arm_tests(args.arm_tests, cap=args.arm_tests_cap, workers=args.workers, timeout=args.timeout,
-                          cache=cache, scheduler=args.scheduler)
+                          cache=cache_of(args), scheduler=args.scheduler)
     print(agreement_text(table))
     if args.out:
         print(f"{len(table)} cases -> {save_results(table, args.out)}")

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from ..core.errors import WorkbenchError
+from .cache_options import cache_of
 
 REPORT_SUFFIXES = (".md", ".html")
 
@@ -51,7 +52,7 @@ def run(args) -> None:
     given = {"dtypes": args.dtypes, "profiles": args.profile, "policies": args.policy,
              "quantization": args.quantization}
     matrix = Matrix(**{name: value for name, value in given.items() if value is not None})
-    cache = False if args.no_cache else (args.cache_dir or True)
+    cache = cache_of(args)
     found = hunt(matrix, budget=args.budget, programs=args.programs, seed=args.seed, against=args.against,
                  workers=args.workers, cache=cache, scheduler=args.scheduler, progress=not args.json)
     print(json.dumps(found.to_dict(), indent=2) if args.json else found)

@@ -47,6 +47,8 @@ class Case:
     inputs: tuple | None = field(default=None, repr=False)  # a model's example inputs
     quantize: bool = False  # a model quantized with the Arm quantizer first (a catalogue case: dtype qint8)
     quantization: _quantization.Quantization | None = None  # how, when quantized
+    # calls (method, args, kwargs) made on the quantizer after its configuration: a test of executorch's own
+    quantizer_calls: tuple = field(default=(), repr=False)
     dynamic_shapes: Any = field(default=None, repr=False)
     arm_backend: dict = field(default_factory=dict, repr=False)  # ArmBackend.to_dict() of the backend it is for
     trace: bool = False  # also trace every delegate's tensors (stages/trace.py)
@@ -103,6 +105,16 @@ class Case:
                          else False,
                          dynamic_shapes=dynamic_shapes, name=program.name, trace=trace)
         return dataclasses.replace(case, program=program)
+
+    @classmethod
+    def of_arm_test(cls, test) -> "Case":
+        """The case one of executorch's own Arm tests builds (an ArmTestCase, stack/arm_test_record.py): its module,
+        inputs and profile or Ethos-U target, quantized as it quantizes (its configuration, then its own calls on
+        its quantizer), with its transform passes; named by its test id."""
+        case = cls.model(test.module, test.inputs, test.profile, quantize=test.quantization or test.quantize,
+                         dynamic_shapes=test.dynamic_shapes, name=test.test_id,
+                         transform_passes=list(test.passes) or None)
+        return dataclasses.replace(case, quantizer_calls=test.quantizer_calls)
 
     @classmethod
     def from_result(cls, result) -> "Case":
@@ -169,7 +181,7 @@ class Case:
         Ethos-U family shares the family's)."""
         source = (self.name, self.dtype, self.seed) if self.entry is not None or self.program is not None else (
             "model", id(self.module))
-        return (*source, self.quantizer_profile, self.quantization_name)
+        return (*source, self.quantizer_profile, self.quantization_name, id(self.quantizer_calls))
 
     @property
     def quantizer_profile(self) -> str | None:
@@ -184,10 +196,10 @@ class Case:
             return Prepared(label=self.name, dtype=self.dtype, seed=self.seed, module=self.entry.module(self.dtype),
                             inputs=self.entry.inputs(self.dtype, self.seed), quantizer_profile=quantizer,
                             quantization=self.quantization, quantize_target=target,
-                            dynamic_shapes=self.entry.dynamic_shapes())
+                            quantizer_calls=self.quantizer_calls, dynamic_shapes=self.entry.dynamic_shapes())
         return Prepared(label=self.name, dtype=self.dtype, seed=None, module=self.module, inputs=self.inputs,
                         quantizer_profile=quantizer, quantization=self.quantization, quantize_target=target,
-                        dynamic_shapes=self.dynamic_shapes)
+                        quantizer_calls=self.quantizer_calls, dynamic_shapes=self.dynamic_shapes)
 
     def check_backend(self) -> None:
         """Refuse to run a case made for another Arm backend than this process runs."""

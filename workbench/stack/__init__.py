@@ -8,8 +8,11 @@
 - `levers`: the speed levers, one record each (`patches.Lever`), patched during calls only:
   `decomposition_cache` (torch.export's model-independent work, keyed on `registry_fingerprint`),
   `pass_construction` (executorch's passes without an empty GraphModule each, their tracers built on first read),
-  `decomposition_tables` (decomposition tables built and split once per registry state), `rng_placeholders` (the rng tracker's placeholders without fake tensors), `graph_recompile` (GraphModule
-  recompiles without compiling a source twice); `patches`: the undo stack they share;
+  `decomposition_tables` (decomposition tables built and split once per registry state), `rng_placeholders` (the
+  rng tracker's placeholders without fake tensors), `graph_recompile` (GraphModule recompiles without compiling a
+  source twice), `histogram_search` (the histogram observer's range search on floats, not 0-dim tensors),
+  `provenance_sharing` (a node's provenance record extending its chain without copying it);
+  `patches`: the undo stack they share;
   `pinned_sources`: the sources the levers (and the Arm test capture) were written for;
 - `arm_test_census`, `arm_test_capture`, `arm_test_record`: executorch's Arm tests read as cases (which functions, from
   their source; how each is called; what it asserts);

@@ -140,6 +140,24 @@ class _Calls:
         self._log.append((f"{self._prefix}.{name}=", (value,), {}))
 
 
+class _TesterMethod:
+    """Stands for `ArmTester.check_not` (any method of the class itself) where a test passes it to add_stage_after:
+    the record says which check the added stage makes (arm_test_record.py reads check_not and check_count)."""
+
+    def __init__(self, name: str):
+        self.__name__ = name
+
+    def __repr__(self) -> str:
+        return f"ArmTester.{self.__name__}"
+
+
+class _RecordedClass(type):
+    def __getattr__(cls, name):  # ArmTester.check_not, read on the class
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return _TesterMethod(name)
+
+
 def _recorder(real: type, sink: list, common):
     """A stand-in for the pipeline class `real` (or ArmTester) that records its construction and later calls; an
     Ethos-U pipeline's record holds the compile spec its constructor builds (`compile_spec`)."""
@@ -147,7 +165,7 @@ def _recorder(real: type, sink: list, common):
     kind = real.__name__
     build_spec = getattr(common, ETHOS_U_SPECS[kind]) if kind in ETHOS_U_SPECS else None
 
-    class Recorder:
+    class Recorder(metaclass=_RecordedClass):
         def __class_getitem__(cls, item):  # TosaPipelineFP[input_t](...)
             return cls
 

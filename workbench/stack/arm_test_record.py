@@ -5,8 +5,9 @@ constructor's signature) and every later call on it. `fold` turns that into what
 classes would (tester/test_pipeline.py): the profile string each class builds (for an Ethos-U pipeline, the
 target of the compile spec it builds, with its system configuration and memory mode where they are not
 EthosUCompileSpec's defaults), whether it quantizes, the delegate count of its `check_count.exir` stage, the edge
-operators of its `check_not.exir` stage, whether it compares the reference model's outputs, and the stage ids the
-test pops or changes afterwards.
+operators of its `check_not.exir` stage, whether it compares the reference model's outputs, the stage ids the
+test pops or changes afterwards, and its own calls on the pipeline's quantizer (set_global, set_module_type, ...):
+folded into a named configuration where one says the same, else kept to be made again on the workbench's quantizer.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ ETHOS_U_PIPELINES = ("EthosU55PipelineINT", "EthosU85PipelineINT")
 # Vela flags an Ethos-U target string says; the compile spec's other flags are listed in `vela_flags`
 TARGET_FLAGS = ("--accelerator-config", "--config", "--output-format", "--system-config", "--memory-mode")
 TESTER = "ArmTester"
+# a test's calls on its quantizer that the workbench makes on its own quantizer, after setting its configuration
+REPLAYED_QUANTIZER_CALLS = ("set_global", "set_io", "set_module_type", "set_module_name")
 
 
 @dataclass(frozen=True)
@@ -46,7 +49,7 @@ class ArmTestCase:
     qtol: float = 0
     transform_passes: tuple[str, ...] = ()
     quantization: str = ""  # how the test quantizes, as a core.quantization name ("" when it does not)
-    quantizer_settings: tuple[str, ...] = ()  # how the test quantizes beyond what `quantization` reproduces
+    quantizer_settings: tuple[str, ...] = ()  # how the test quantizes beyond what the workbench reproduces
     calls: tuple[str, ...] = ()  # every call the test made on its pipeline after building it
     xfail: str | None = None  # the xfail reason ("" for none given); None: not xfail
     xfail_raises: str | None = None
@@ -60,6 +63,9 @@ class ArmTestCase:
     inputs: Any = field(default=None, repr=False, compare=False)
     dynamic_shapes: Any = field(default=None, repr=False, compare=False)
     passes: tuple = field(default=(), repr=False, compare=False)  # the test's own pass objects
+    # the test's own calls on its quantizer beyond `quantization`, (method, args, kwargs) with its objects; their
+    # text is in `calls`
+    quantizer_calls: tuple = field(default=(), repr=False, compare=False)
 
     @property
     def test_id(self) -> str:
@@ -88,7 +94,7 @@ class ArmTestCase:
 
     def without_objects(self) -> "ArmTestCase":
         """The record without the module, inputs and pass objects (to hand to another process)."""
-        return replace(self, module=None, inputs=None, dynamic_shapes=None, passes=())
+        return replace(self, module=None, inputs=None, dynamic_shapes=None, passes=(), quantizer_calls=())
 
 
 def _edge_op(name: str) -> str:
@@ -246,12 +252,15 @@ def fold(kind: str, a: dict, log: list, base: dict, error: str | None) -> ArmTes
 
 def _fold_calls(fields: dict, log: list) -> None:
     """The test's calls on its pipeline (or ArmTester chain) after building it, folded into `fields`."""
-    calls, settings = [], list(fields["quantizer_settings"])
+    calls, settings, replayed = [], list(fields["quantizer_settings"]), []
     for name, args, kwargs in log:
         calls.append(_call_text(name, args, kwargs))
         stage = args[0] if args and isinstance(args[0], str) else None
+        method = name.removeprefix("quantizer.")
         if name == "pop_stage" and stage:
             _pop(fields, stage)
+            if stage == "quantize":  # the test does not quantize: nothing of its quantizer applies
+                settings, replayed = [], []
         elif name == "pop_stage" and args == (-1,) and fields["pipeline"] in TOSA_PIPELINES:
             # the last stage: run_method_and_compare_outputs when the pipeline runs the reference model, else
             # to_executorch (TosaPipelineFP/INT.__init__ add the run stage last), which no result shows
@@ -260,13 +269,21 @@ def _fold_calls(fields: dict, log: list) -> None:
             settings.append(_call_text(name, args, kwargs))  # its own quantizer object, kept as it is said
         elif name == "change_args" and stage:
             _change(fields, stage, args[1:], kwargs)
-        elif name in ("quantizer.set_global", "quantizer.set_io") and fields["quantization"]:
-            _quantizer_call(fields, settings, name, args, kwargs)
+        elif name == "add_stage_after" and args[:1] == ("to_edge_transform_and_lower",) and len(args) > 2 \
+                and getattr(args[1], "__name__", "") in ("check_not", "check_count"):
+            # add_stage_after(..., ArmTester.check_not, pipeline.tester, [ops]): a check of the lowered graph
+            _tester_call(fields, args[1].__name__, args[3:], kwargs)
+        elif name.startswith("quantizer.") and method in REPLAYED_QUANTIZER_CALLS and fields["quantization"]:
+            # once one call is made again, the later ones are too, in order: a later call overrides an earlier one
+            folded = method in ("set_global", "set_io") and not replayed and _quantizer_call(fields, name, args,
+                                                                                            kwargs)
+            if not folded:
+                replayed.append((method, args, kwargs))
         elif name.startswith("quantizer.") or (name.startswith("tester.") and "quant" in name):
             settings.append(_call_text(name, args, kwargs))
         elif fields["pipeline"] == TESTER:
             _tester_call(fields, name, args, kwargs)
-    fields.update(calls=tuple(calls), quantizer_settings=tuple(settings))
+    fields.update(calls=tuple(calls), quantizer_settings=tuple(settings), quantizer_calls=tuple(replayed))
 
 
 def _observer_eps(spec) -> float | None:
@@ -276,25 +293,25 @@ def _observer_eps(spec) -> float | None:
     return keywords.get("eps") if isinstance(keywords, dict) else None
 
 
-def _quantizer_call(fields: dict, settings: list, name: str, args: tuple, kwargs: dict) -> None:
-    """A test's set_global / set_io on its pipeline's quantizer, folded into its named configuration where one
-    says the same (else kept in `settings` as what the workbench does not reproduce)."""
+def _quantizer_call(fields: dict, name: str, args: tuple, kwargs: dict) -> bool:
+    """A test's set_global / set_io on its pipeline's quantizer folded into its named configuration, where one says
+    the same; False where none does (the call is then replayed as it was made)."""
     config = args[0] if args else kwargs.get("quantization_config")
     current, given = parse(fields["quantization"]), _configuration(config)
     if name == "quantizer.set_io":
         if config is not None and given == replace(current, io=False):
             fields["quantization"] = replace(current, io=True).name
-            return
+            return True
     elif given is not None and not (current.io and given != replace(current, io=False)):
         # (with I/O quantized, the I/O keeps the config it was set with: another global one is not one name)
         fields["quantization"] = replace(given, io=current.io).name
-        return
-    settings.append(_call_text(name, args, kwargs))
+        return True
+    return False
 
 
 def _pop(fields: dict, stage: str) -> None:
     if stage == "quantize":
-        fields.update(quantize=False, quantization="", quantizer_settings=())
+        fields.update(quantize=False, quantization="")
     elif stage.startswith("run_method_and_compare_outputs"):
         fields["compare"] = False
     elif stage == "check_count.exir":
@@ -330,4 +347,5 @@ def _tester_call(fields: dict, name: str, args: tuple, kwargs: dict) -> None:
     elif name == "check_count" and args and isinstance(args[0], dict) and DELEGATE_CALL in args[0]:
         fields["delegates"] = int(args[0][DELEGATE_CALL])
     elif name == "check_not" and args and isinstance(args[0], (list, tuple)):
-        fields["exir_ops"] += tuple(_edge_op(o) for o in args[0] if str(o).startswith(EXIR_PREFIX))
+        fields["exir_ops"] += tuple(_edge_op(o) for o in args[0] if str(o).startswith((EXIR_PREFIX,
+                                                                                       HIGHER_ORDER_PREFIX)))

@@ -128,6 +128,16 @@ def _probe_arm_passes() -> str:
     return OK
 
 
+def _probe_control_flow_quantization() -> str:
+    quantizer = _import("executorch.backends.arm.quantizer").TOSAQuantizer
+    method = getattr(quantizer, "_quantize_with_submodules", None)
+    if method is None:
+        return "missing: TOSAQuantizer._quantize_with_submodules"
+    wanted = ["self", "model", "calibration_samples"]
+    have = list(inspect.signature(method).parameters)[:3]
+    return OK if have == wanted else f"changed: its parameters are {have}, not {wanted}"
+
+
 def _probe_arm_test_suite() -> str:
     from . import arm_test_capture  # imported on use: reading the test suite imports it
 
@@ -185,6 +195,11 @@ HOOKS: dict[str, Hook] = {h.key: h for h in (
          "Ethos-U targets: executorch's Ethos-U flow, each Vela compile's reports and refusals (stack/ethos_u.py, "
          "stack/vela_capture.py)", "Ethos-U targets (ethos-u55-128, ...)", False,
          lambda: importlib.import_module(".ethos_u", __package__).probe(), probe_at_load=False),
+    Hook("control_flow_quantization", "executorch.backends.arm.quantizer.TOSAQuantizer._quantize_with_submodules",
+         "quantizing the branches of cond and the bodies of while_loop with the model, as executorch's Arm test "
+         "pipelines quantize (backends/arm/test/tester/quantize.py)",
+         "control-flow quantization: a cond branch or while_loop body stays float when quantized", True,
+         _probe_control_flow_quantization, probe_at_load=False),
     Hook("arm_test_suite", "executorch.backends.arm.test (tester/test_pipeline.py pipelines, ArmTester, "
          "common.parametrize)", "reading executorch's own Arm tests as cases (stack/arm_test_capture.py)",
          "executorch's Arm tests as cases (`workbench sweep --arm-tests`, `workbench.cases.from_arm_tests`)", False,
@@ -325,6 +340,19 @@ def target_name(target) -> str:
     if isinstance(target, overload):
         return str(target)
     return getattr(target, "__name__", str(target))
+
+
+def quantize_with_submodules(quantizer, graph, inputs: tuple):
+    """`graph` prepared for `quantizer`, calibrated on `inputs` and converted, its cond branches and while_loop
+    bodies with it (executorch's TOSAQuantizer._quantize_with_submodules); without that method, torchao's
+    prepare_pt2e / convert_pt2e on the top-level graph (the degradation says so)."""
+    if not degraded("control_flow_quantization"):
+        return quantizer._quantize_with_submodules(graph, [inputs])
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+
+    prepared = prepare_pt2e(graph, quantizer)
+    prepared(*inputs)
+    return convert_pt2e(prepared)
 
 
 def stock_int64_check(exported_program, reporter, tosa_spec):

@@ -18,13 +18,14 @@ import threading
 import warnings
 
 from ..core.errors import StackWarning
-from . import (decomposition_cache, decomposition_tables, graph_recompile, pass_construction, pinned_sources,
-               rng_placeholders)
+from . import (decomposition_cache, decomposition_tables, graph_recompile, histogram_search, pass_construction,
+               pinned_sources, provenance_sharing, rng_placeholders)
 from .patches import Lever, Patches
 
 # In the order they are installed.
 LEVERS: tuple[Lever, ...] = (decomposition_cache.LEVER, pass_construction.LEVER, decomposition_tables.LEVER,
-                             rng_placeholders.LEVER, graph_recompile.LEVER)
+                             rng_placeholders.LEVER, graph_recompile.LEVER, histogram_search.LEVER,
+                             provenance_sharing.LEVER)
 OFF_WORDS = ("0", "false", "off", "no")
 
 

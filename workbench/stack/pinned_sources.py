@@ -11,6 +11,9 @@ capture refuses to trust its cases blindly (arm_test_capture.py warns).
   torch's CustomDecompTable it copies, what builds the table, and the split it memoises with what that reads;
 - "rng_placeholders": the rng tracker's reset and every function that reads what it sets (rng_placeholders.py);
 - "graph_recompile": the two fx functions a GraphModule recompile calls that graph_recompile.py reproduces;
+- "histogram_search": the histogram observer's range search that histogram_search.py reproduces;
+- "provenance_sharing": the provenance record's constructor that provenance_sharing.py reproduces, and every
+  function that writes to a record or to the lists that hold them;
 - "arm_test_suite": the constructors of executorch's test pipelines that arm_test_capture.py reproduces, and the
   Ethos-U compile-spec functions of its common.py they call.
 """
@@ -82,6 +85,16 @@ PINNED_SOURCES = {
     "graph_recompile": {
         "torch.fx.graph_module._exec_with_source": "3a1510761d07726e",
         "torch.fx.graph.CodeGen._call_method_with_signature_check": "73502d8b65f8fb09",
+    },
+    "histogram_search": {
+        "torchao.quantization.pt2e.observer.HistogramObserver._non_linear_param_search": "9306a687ba73a304",
+    },
+    "provenance_sharing": {
+        "torch.fx.traceback.NodeSource.__init__": "99395e7f40a4a049",
+        "torch.fx.traceback.NodeSource.to_dict": "6bc84b5c6dca57a4",
+        "torch.fx.traceback.NodeSource._from_dict": "b9bbe56d33b4667b",
+        "torch.fx.passes.graph_transform_observer.GraphTransformObserver.get_node_creation_hook": "3f370ed7e0fa315d",
+        "torch.fx.passes.graph_transform_observer.GraphTransformObserver.get_node_replace_hook": "f57ed6d99ca4f986",
     },
     # Not a lever's: what arm_test_capture.py reproduces (how a test pipeline builds its profile or compile spec and
     # quantizes).

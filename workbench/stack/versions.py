@@ -5,7 +5,8 @@ from __future__ import annotations
 import functools
 import importlib.metadata
 
-PACKAGES = ("torch", "executorch", "tosa-tools", "ethos-u-vela")
+# torchao holds the observers and the prepare / convert steps every quantized case runs through
+PACKAGES = ("torch", "executorch", "torchao", "tosa-tools", "ethos-u-vela")
 
 
 @functools.lru_cache(maxsize=None)

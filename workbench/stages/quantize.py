@@ -1,5 +1,7 @@
 """qint8: quantize a float model the way the INT profile is used in practice: the Arm TOSA quantizer in the case's
-configuration (core/quantization.py: int8 by default, a16w8, per-tensor weights, quantized I/O).
+configuration (core/quantization.py: int8 by default, a16w8, per-tensor weights, quantized I/O), then any calls on
+the quantizer the case carries (a test of executorch's own: set_module_type(Sigmoid, None), ...). The branches of
+`cond` and the bodies of `while_loop` are quantized with the model, as executorch's Arm quantizer does.
 
 Runs only for quantized cases. The eager outputs are taken again from the quantized model, so the comparison
 measures the TOSA lowering, not quantization itself.
@@ -9,7 +11,7 @@ from __future__ import annotations
 
 from ..core.outcomes import Stage
 from ..core.quantization import DEFAULT, Quantization
-from ..stack import ethos_u, loader
+from ..stack import ethos_u, internals, loader
 from .state import Prepared, copied, flatten_outputs
 
 NAME = "quantize"
@@ -23,7 +25,10 @@ def applies(state: Prepared) -> bool:
 def run(state: Prepared) -> None:
     torch = loader.torch()
     state.module = quantize(state.module, state.inputs, state.quantizer_profile, state.quantization,
-                            target=state.quantize_target)
+                            target=state.quantize_target, calls=state.quantizer_calls)
+    if state.quantizer_calls:
+        state.notes.append("quantized with the case's own quantizer calls after its configuration: "
+                           + "; ".join(call_text(call) for call in state.quantizer_calls))
     with torch.no_grad():
         state.expected = flatten_outputs(state.module(*copied(state.inputs)))
     state.output_quantization = output_quantization(state.module)
@@ -58,15 +63,23 @@ def quantizer_profile(profile, quantization: Quantization) -> str:
     return named + ("+int16" if wants_int16 else "")
 
 
-def quantize(module, inputs: tuple, profile: str, quantization: Quantization | None = None, *, target=None):
+def call_text(call: tuple) -> str:
+    """"set_module_type(Sigmoid, None)" for a quantizer call (method, args, kwargs)."""
+    method, args, kwargs = call
+    shown = [getattr(a, "__name__", None) or type(a).__name__ if a is not None else "None" for a in args]
+    return f"{method}({', '.join(shown + [f'{k}=...' for k in kwargs])})"
+
+
+def quantize(module, inputs: tuple, profile: str, quantization: Quantization | None = None, *, target=None,
+             calls: tuple = ()):
     """The PT2E-converted model (float in, float out, quantize/dequantize inside), calibrated on `inputs`, as
     executorch's TosaPipelineINT quantizes, for the TOSA `profile` (quantizer_profile): its global config (and with
-    +io its I/O config) is the configuration's.
+    +io its I/O config) is the configuration's; then each of `calls` (method, args, kwargs) is made on the
+    quantizer in order, as a test makes them on its pipeline's quantizer.
     For an Ethos-U target (stack/ethos_u.py) the quantizer is executorch's EthosUQuantizer for it, as its
     EthosU55PipelineINT / EthosU85PipelineINT quantize."""
     torch = loader.torch()
     arm_quantizer = loader.import_arm("executorch.backends.arm.quantizer")
-    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
     quantization = quantization or DEFAULT
     if target is not None:
@@ -83,10 +96,10 @@ def quantize(module, inputs: tuple, profile: str, quantization: Quantization | N
     quantizer.set_global(config)
     if quantization.io:
         quantizer.set_io(config)
+    for method, args, kwargs in calls:
+        getattr(quantizer, method)(*args, **kwargs)
     # check_guards=False: torch (export/_unlift.py) adds a `_guards_fn` call_module to the unlifted module unless an
     # executorch or torchao frame is on the call stack, so executorch's own callers never get it; the Arm
     # quantizer's passes (ExportPass) refuse a call_module. Without it the module is what executorch quantizes.
     graph = torch.export.export(module, inputs).module(check_guards=False)
-    prepared = prepare_pt2e(graph, quantizer)
-    prepared(*copied(inputs))
-    return convert_pt2e(prepared)
+    return internals.quantize_with_submodules(quantizer, graph, copied(inputs))

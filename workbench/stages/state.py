@@ -31,6 +31,7 @@ class Prepared:
     quantizer_profile: str | None = None  # the TOSA profile the quantizer is made for (stages/quantize.py); None: float
     quantization: Any = None  # core.quantization.Quantization: how it is quantized (None: float)
     quantize_target: Any = None  # stack.ethos_u.Target whose EthosUQuantizer quantizes it (None: TOSAQuantizer)
+    quantizer_calls: tuple = ()  # (method, args, kwargs) made on the quantizer after its configuration
     dynamic_shapes: Any = None
     expected: list | None = None  # eager outputs, flat
     # per output of a quantized model, the (scale, zero point) of its dequantize node; None where it has none
