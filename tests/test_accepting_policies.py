@@ -1,5 +1,5 @@
 """Policies that accept what executorch's checks reject, operator lists read from a branch's Python file, and the
-part-2 allowlist (issue 15). Every run is on the real stack."""
+part-2 allowlist. Every run is on the real stack."""
 
 import re
 from pathlib import Path

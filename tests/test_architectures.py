@@ -1,5 +1,5 @@
-"""Issue 16: small real architectures in the catalogue, and the model summary (delegates, CPU islands, int64
-tensors crossing a delegate boundary) per profile and policy."""
+"""Small real architectures in the catalogue, and the model summary (delegates, CPU islands, int64 tensors
+crossing a delegate boundary) per profile and policy."""
 
 import pytest
 

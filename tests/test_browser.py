@@ -20,7 +20,6 @@ import re
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -33,35 +32,18 @@ import pytest
 from workbench import catalogue
 from workbench.views.graph import KIND_COLOURS
 from workbench.views.graph_layout import MATCH_COLOUR
-from workbench.views.graph_svg import graphviz_missing
 from workbench.ui.explorer import CUSTOM_PROFILE, TAB_TITLES
+
+from helpers.browser import (CHROMIUM, CHROMIUM_ARGS, UI_SECONDS, artifact_folder, descendants, free_port, reap,
+                             require_browser, say)
 
 pytestmark = pytest.mark.browser
 
 REPO = Path(__file__).resolve().parent.parent
 NOTEBOOK = "00-explorer.ipynb"
-CHROMIUM = os.environ.get("WORKBENCH_CHROMIUM", "/usr/bin/chromium")
-# Flags that keep Chromium off the network (and quiet) whatever the machine has configured.
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-default-apps",
-    "--metrics-recording-only",
-    "--no-default-browser-check",
-    "--disable-extensions",
-    "--disable-domain-reliability",
-    "--disable-client-side-phishing-detection",
-    "--no-proxy-server",
-]
 SERVER_START_SECONDS = 120
 NOTEBOOK_RUN_SECONDS = 300  # Run All: the notebook's own case imports executorch and lowers a model
 CASE_SECONDS = 180  # one press of Run (the first one may import executorch)
-UI_SECONDS = 30  # anything the browser does by itself
 # Lab settings for a predictable page: every cell in the DOM. No news or update prompts comes from the lab defaults
 # `make run` uses (the Makefile's LAB_APP_SETTINGS folder), which the tests check.
 LAB_SETTINGS = {
@@ -133,85 +115,11 @@ TRACEBACK = re.compile(r"Traceback \(most recent call last\)|Exception in thread
 
 
 # -- environment ------------------------------------------------------------------------------------------
-def _in_ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() in {"1", "true", "yes"}
-
-
-def _missing() -> str | None:
-    """What the browser tests lack on this machine, or None."""
-    if not (os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
-        return f"no Chromium at {CHROMIUM} (run scripts/ensure-browser.sh, or set WORKBENCH_CHROMIUM)"
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        return "the playwright package is not installed (pip install -e '.[dev]')"
-    return graphviz_missing()
-
-
-def _require_browser() -> None:
-    missing = _missing()
-    if missing is None:
-        return
-    if _in_ci():
-        pytest.fail(f"browser tests must run under CI, but {missing}", pytrace=False)
-    pytest.skip(missing)
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _descendants(pid: int) -> list:
-    try:
-        return psutil.Process(pid).children(recursive=True)
-    except psutil.NoSuchProcess:
-        return []
-
-
-def _reap(processes: list, what: str) -> list[str]:
-    """Give `processes` a moment to exit, kill what is left; returns a description of what had to be killed."""
-    _, alive = psutil.wait_procs(processes, timeout=10)
-    killed = []
-    for process in alive:
-        try:
-            killed.append(f"{what} pid {process.pid} ({' '.join(process.cmdline()[:3])})")
-            process.kill()
-        except psutil.NoSuchProcess:
-            pass
-    psutil.wait_procs(alive, timeout=10)
-    return killed
-
-
-def artifact_folder(request, tmp_path_factory, name: str, what: str, patterns=("*.png",)) -> Path:
-    """$WORKBENCH_ARTIFACTS/<name> (or a pytest temporary folder), emptied of an earlier run's `patterns` files
-    and named on the terminal as holding `what`."""
-    folder = os.environ.get("WORKBENCH_ARTIFACTS")
-    path = Path(folder).resolve() / name if folder else tmp_path_factory.mktemp(name.replace("/", "-"))
-    path.mkdir(parents=True, exist_ok=True)
-    for old in [file for pattern in patterns for file in path.glob(pattern)]:
-        old.unlink()
-    _say(request.config, f"{what}: {path}")
-    return path
-
-
 @pytest.fixture(scope="module")
 def artifacts(request, tmp_path_factory) -> Path:
-    _require_browser()
+    require_browser()
     yield artifact_folder(request, tmp_path_factory, "browser", "browser test artifacts (screenshots, JupyterLab log)",
                           ("*.png", "*.log", "*.txt"))
-
-
-def _say(config, message: str) -> None:
-    """Show a line on the terminal even while output is captured (and in the captured output too)."""
-    print(message)
-    reporter = config.pluginmanager.get_plugin("terminalreporter")
-    capture = config.pluginmanager.get_plugin("capturemanager")
-    if reporter is None or capture is None:  # e.g. in an xdist worker: the captured print is what is shown
-        return
-    with capture.global_and_fixture_disabled():
-        reporter.write_line(message)
 
 
 # -- JupyterLab -------------------------------------------------------------------------------------------
@@ -277,7 +185,7 @@ class Lab:
 
     def start(self) -> None:
         for _attempt in range(3):  # the free port may be taken between choosing and binding it
-            self.port = _free_port()
+            self.port = free_port()
             command = [
                 sys.executable, "-m", "jupyterlab",
                 "--no-browser",
@@ -315,7 +223,7 @@ class Lab:
         process, killed = self.process, []
         if process is None:
             return killed
-        tree = _descendants(process.pid)  # kernels run in their own sessions: track them by parentage
+        tree = descendants(process.pid)  # kernels run in their own sessions: track them by parentage
         if process.poll() is None:
             try:
                 self._api("POST", "/api/shutdown", timeout=5)
@@ -338,7 +246,7 @@ class Lab:
             os.killpg(process.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
-        killed += _reap(tree, "JupyterLab child")
+        killed += reap(tree, "JupyterLab child")
         if self._log is not None:
             self._log.close()
         return killed
@@ -376,14 +284,14 @@ def browser(tmp_path_factory, lab):
         context.set_default_timeout(UI_SECONDS * 1000)
         yield context
     finally:
-        server = {lab.process.pid, *(p.pid for p in _descendants(lab.process.pid))}
+        server = {lab.process.pid, *(p.pid for p in descendants(lab.process.pid))}
         ours = [p for p in psutil.Process().children(recursive=True) if p.pid not in before | server]
         try:
             if context is not None:
                 context.close()
         finally:
             playwright.stop()
-        killed = _reap(ours, "browser process")
+        killed = reap(ours, "browser process")
         assert not killed, f"processes had to be killed after closing the browser: {killed}"
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from test_browser import CHROMIUM, CHROMIUM_ARGS, UI_SECONDS, _reap, _require_browser, artifact_folder
+from helpers.browser import CHROMIUM, CHROMIUM_ARGS, UI_SECONDS, artifact_folder, reap, require_browser
 
 from workbench.views.graph_layout import MATCH_COLOUR, graph_structure
 from workbench.views.html_page import export_html
@@ -25,7 +25,7 @@ MAGENTA = "rgb({}, {}, {})".format(*(int(MATCH_COLOUR[i:i + 2], 16) for i in (1,
 
 @pytest.fixture(scope="module")
 def shots(request, tmp_path_factory) -> Path:
-    _require_browser()
+    require_browser()
     return artifact_folder(request, tmp_path_factory, "browser-export", "exported page screenshots")
 
 
@@ -69,7 +69,7 @@ def page(shots):
     finally:
         browser.close()
         playwright.stop()
-    killed = _reap([p for p in psutil.Process().children(recursive=True) if p.pid not in before], "browser process")
+    killed = reap([p for p in psutil.Process().children(recursive=True) if p.pid not in before], "browser process")
     assert not killed, f"processes had to be killed after closing the browser: {killed}"
 
 

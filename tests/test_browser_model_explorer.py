@@ -17,8 +17,8 @@ from urllib.parse import urlparse
 
 import pytest
 
-from test_browser import CHROMIUM, CHROMIUM_ARGS, _in_ci, _require_browser, artifact_folder
-from test_model_explorer import partial_model
+from helpers.browser import CHROMIUM, CHROMIUM_ARGS, artifact_folder, in_ci, require_browser
+from helpers.models import partial_model
 from workbench.ui.model_explorer_view import INSTALL_HINT, ModelExplorerServer
 from workbench.views.model_explorer import to_model_explorer
 from workbench.views.graph import KIND_COLOURS
@@ -40,9 +40,9 @@ def _rgb(hex_colour: str) -> str:
 @pytest.fixture(scope="module")
 def artifacts(request, tmp_path_factory) -> Path:
     """A folder of its own beside test_browser.py's screenshots (whose fixture clears its folder's pictures)."""
-    _require_browser()
+    require_browser()
     if importlib.util.find_spec("model_explorer") is None:  # the dev extra installs it
-        (pytest.fail if _in_ci() else pytest.skip)(INSTALL_HINT)
+        (pytest.fail if in_ci() else pytest.skip)(INSTALL_HINT)
     return artifact_folder(request, tmp_path_factory, "browser/model-explorer", "Model Explorer screenshots")
 
 

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 import workbench
-from source_citations import PACKAGES, Citation, package_root, problem
+from helpers.source_citations import PACKAGES, Citation, package_root, problem
 from workbench.views.check_source import rejecting_check
 
 REVIEW = Path(__file__).resolve().parent.parent / "data" / "int64-review.csv"

@@ -16,7 +16,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 import pytest
-from test_big_graph import needs_dot, stacked
+from helpers.graphs import needs_dot, stacked
 
 import workbench
 from workbench.cli import main

@@ -1,4 +1,5 @@
-"""The package's layers: imports point down only (function-local ones included), no import cycles, small modules."""
+"""The package's layers: imports point down only (function-local ones included), no import cycles, small modules;
+and no test module importing another."""
 
 import ast
 import shutil
@@ -6,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from layers import ALLOWED, RESULT_LAYERS, cycles, edges, layer_of, violations
+from helpers.layers import ALLOWED, RESULT_LAYERS, cycles, edges, layer_of, violations
 
 ROOT = Path(__file__).resolve().parent.parent / "workbench"
 MODULES = sorted(p for p in ROOT.rglob("*.py") if "__pycache__" not in p.parts)
@@ -37,6 +38,27 @@ def test_the_checker_catches_an_upward_import_naming_file_line_and_edge(tmp_path
         f"workbench/core/dtypes.py:{len(target.read_text().splitlines()) - 1}: workbench.core.dtypes imports "
         "workbench.views.tables"]
     assert not violations(ROOT)
+
+
+def test_the_checker_follows_import_module_and_dunder_import_with_a_literal_name(tmp_path):
+    """A module loaded by name is an import like any other: the hook registry once loaded four stack modules with
+    importlib.import_module(".conformance", __package__) while they imported it back, a circle the statements
+    alone do not show."""
+    copy = tmp_path / "workbench"
+    shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    hooks = copy / "stack" / "hooks.py"
+    hooks.write_text(hooks.read_text() + "\n\ndef _late():\n    import importlib\n\n"
+                     "    return importlib.import_module('.conformance', __package__)\n")
+    views = copy / "core" / "text.py"
+    views.write_text(views.read_text() + "\n\ndef _later():\n    return __import__('workbench.views.tables')\n")
+    found = cycles(copy)
+    assert ["workbench.stack.hooks", "workbench.stack.conformance"] in [sorted(c, reverse=True) for c in found]
+    assert [str(edge).split(": ", 1)[1] for edge in violations(copy)] == [
+        "workbench.core.text imports workbench.views.tables"]
+    computed = copy / "stack" / "tosa_trace.py"
+    computed.write_text(computed.read_text() + "\n\ndef _named(n):\n    import importlib\n\n"
+                        "    return importlib.import_module(f'.{n}', __package__)\n")
+    assert cycles(copy) == found  # a name computed at run time is not followed
 
 
 def test_the_checker_catches_an_import_of_the_facade(tmp_path):
@@ -99,3 +121,24 @@ def test_private_names_of_the_stack_stay_in_the_stack_layer():
 def test_edges_are_found_in_function_bodies_too():
     sources = {edge.source for edge in edges(ROOT) if edge.target == "workbench.pipeline.isolation"}
     assert "workbench.pipeline.run" in sources  # imported inside run only
+
+
+def test_no_test_module_imports_another():
+    """Shared test code lives in tests/helpers (or conftest.py): a test module imported by another one would run
+    its tests' module-level work twice and tie the two together."""
+    tests = Path(__file__).resolve().parent
+    modules = {path.stem for path in tests.glob("test_*.py")}
+    found = []
+    for path in sorted(tests.glob("test_*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level else []
+            found += [f"{path.name}: {name}" for name in names if name.split(".")[0] in modules]
+    assert not found, found
+
+
+def test_no_module_global_is_rebound_with_global():
+    """Module state lives in an object or a functools cache, where a reader sees one place that holds it."""
+    found = [f"{path.relative_to(ROOT.parent)}:{node.lineno}" for path in MODULES
+             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))) if isinstance(node, ast.Global)]
+    assert not found, found

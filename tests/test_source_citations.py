@@ -2,7 +2,7 @@
 
 import shutil
 
-from source_citations import PACKAGES, Citation, citations, document_texts, package_root, problem
+from helpers.source_citations import PACKAGES, Citation, citations, document_texts, package_root, problem
 
 
 def test_every_cited_source_location_exists_in_the_installed_stack():

@@ -8,7 +8,7 @@ import pytest
 
 import workbench
 from workbench import Outcome, StackError
-from workbench.stack import internals, pinned_sources
+from workbench.stack import hooks, pinned_sources
 from workbench.stack.doctor import doctor, format_doctor
 from workbench.stages.partition import NO_REASON, REASON_UNAVAILABLE
 
@@ -16,9 +16,9 @@ from workbench.stages.partition import NO_REASON, REASON_UNAVAILABLE
 
 @pytest.fixture
 def fresh_verdicts():
-    internals.forget()
+    hooks.forget()
     yield
-    internals.forget()  # the stack is whole again once the monkeypatches are undone
+    hooks.forget()  # the stack is whole again once the monkeypatches are undone
 
 
 @pytest.fixture
@@ -39,7 +39,7 @@ def renamed_reporter_dict(monkeypatch, fresh_verdicts):
 
 
 def test_a_renamed_reporter_dict_warns_and_every_result_says_what_is_lost(renamed_reporter_dict):
-    with pytest.warns(internals.StackWarning, match=r"WhyNoPartitionReporter\._rejected_nodes missing on torch"):
+    with pytest.warns(hooks.StackWarning, match=r"WhyNoPartitionReporter\._rejected_nodes missing on torch"):
         result = workbench.run_case("cumsum", "int64", "TOSA-1.0+INT")
     assert result.outcome is Outcome.FALLBACK
     (node,) = result.cpu_nodes
@@ -59,13 +59,13 @@ def test_a_missing_name_without_fallback_refuses_with_a_clear_error(monkeypatch,
         _skip_dim_order: bool = False
 
     monkeypatch.setattr(executorch.exir, "EdgeCompileConfig", EdgeCompileConfigWithoutTheField)
-    with pytest.warns(internals.StackWarning), pytest.raises(StackError, match="_check_ir_validity.*unavailable"):
+    with pytest.warns(hooks.StackWarning), pytest.raises(StackError, match="_check_ir_validity.*unavailable"):
         workbench.run_case("add", "int32", "TOSA-1.0+INT")
 
 
 def test_without_a_change_every_hook_is_ok_and_no_result_carries_a_degradation(fresh_verdicts):
-    assert set(internals.check_all().values()) == {internals.OK}
-    assert internals.degradations() == ()
+    assert set(hooks.check_all().values()) == {hooks.OK}
+    assert hooks.degradations() == ()
     assert not [n for n in workbench.run_case("add", "int32", "TOSA-1.0+INT").notes if "degraded" in n]
 
 
@@ -74,7 +74,7 @@ def test_doctor_lists_versions_backend_hooks_and_the_speed_levers(fresh_verdicts
     assert found["versions"]["executorch"] == "1.5.1"
     assert found["arm_backend"] == "installed executorch 1.5.1"
     names = {hook["name"]: hook["status"] for hook in found["hooks"]}
-    assert len(names) == len(internals.HOOKS) and set(names.values()) == {"ok"}
+    assert len(names) == len(hooks.HOOKS) and set(names.values()) == {"ok"}
     assert any("_rejected_nodes" in name for name in names)
     assert list(found["speed_levers"]) == ["decomposition_cache", "pass_construction", "decomposition_tables",
                                            "rng_placeholders", "graph_recompile", "histogram_search",
@@ -87,9 +87,9 @@ def test_doctor_lists_versions_backend_hooks_and_the_speed_levers(fresh_verdicts
 
 
 def test_doctor_names_a_changed_hook(monkeypatch, fresh_verdicts):
-    monkeypatch.setitem(internals.HOOKS, "reasons", internals.HOOKS["reasons"].__class__(
-        **{**internals.HOOKS["reasons"].__dict__, "probe": lambda: "changed: it is a list now"}))
-    with pytest.warns(internals.StackWarning):
+    monkeypatch.setitem(hooks.HOOKS, "reasons", hooks.HOOKS["reasons"].__class__(
+        **{**hooks.HOOKS["reasons"].__dict__, "probe": lambda: "changed: it is a list now"}))
+    with pytest.warns(hooks.StackWarning):
         found = doctor()
     (hook,) = [h for h in found["hooks"] if "_rejected_nodes" in h["name"]]
     assert hook["status"] == "changed" and "list now" in hook["detail"]
@@ -103,13 +103,13 @@ def test_doctor_shows_the_shape_of_executorchs_arm_test_suite(monkeypatch, fresh
         (hook,) = [h for h in doctor()["hooks"] if h["name"].startswith("executorch.backends.arm.test ")]
         return hook
 
-    assert "arm_test_suite" not in internals.check_all()  # its 0.5 s import is not paid when the stack loads
+    assert "arm_test_suite" not in hooks.check_all()  # its 0.5 s import is not paid when the stack loads
     assert suite_hook()["status"] == "ok"
 
     read = arm_test_capture.READ_PARAMETERS["ArmTester"]
     monkeypatch.setitem(arm_test_capture.READ_PARAMETERS, "ArmTester", (*read, "renamed_model"))
-    internals.forget()
-    with pytest.warns(internals.StackWarning, match="renamed_model"):
+    hooks.forget()
+    with pytest.warns(hooks.StackWarning, match="renamed_model"):
         hook = suite_hook()
     assert hook["status"] == "missing" and "ArmTester.__init__ has no parameter 'renamed_model'" in hook["detail"]
     with pytest.raises(StackError, match="renamed_model"):
@@ -119,11 +119,11 @@ def test_doctor_shows_the_shape_of_executorchs_arm_test_suite(monkeypatch, fresh
     pipeline_fp = "executorch.backends.arm.test.tester.test_pipeline.TosaPipelineFP.__init__"
     monkeypatch.setitem(pinned_sources.PINNED_SOURCES, "arm_test_suite",
                         dict(pinned_sources.PINNED_SOURCES["arm_test_suite"], **{pipeline_fp: "0" * 16}))
-    internals.forget()
-    with pytest.warns(internals.StackWarning, match="TosaPipelineFP"):
+    hooks.forget()
+    with pytest.warns(hooks.StackWarning, match="TosaPipelineFP"):
         hook = suite_hook()
     assert hook["status"] == "changed" and "TosaPipelineFP.__init__ (source)" in hook["detail"]
-    with pytest.warns(internals.StackWarning, match="TosaPipelineFP"):
+    with pytest.warns(hooks.StackWarning, match="TosaPipelineFP"):
         arm_test_capture.check_test_suite()  # read all the same, with a warning
 
 

@@ -92,7 +92,7 @@ def test_a_changed_backend_entry_point_warns_and_the_result_says_what_is_lost(mo
     """executorch as it would be if TOSABackend._preprocess took other parameters: said loudly, lowering unharmed."""
     from executorch.backends.arm.tosa.backend import TOSABackend
 
-    from workbench.stack import internals
+    from workbench.stack import hooks
 
     original = vars(TOSABackend)["_preprocess"].__func__
 
@@ -100,12 +100,12 @@ def test_a_changed_backend_entry_point_warns_and_the_result_says_what_is_lost(mo
         return original(program, spec)
 
     monkeypatch.setattr(TOSABackend, "_preprocess", staticmethod(renamed))
-    internals.forget()
+    hooks.forget()
     try:
-        with pytest.warns(internals.StackWarning, match=r"TOSABackend\._preprocess .*changed.*TOSA provenance"):
+        with pytest.warns(hooks.StackWarning, match=r"TOSABackend\._preprocess .*changed.*TOSA provenance"):
             result = workbench.run_case("add", "int32", "TOSA-1.0+INT")
     finally:
-        internals.forget()
+        hooks.forget()
     assert result.outcome.value == "delegated"
     assert all(n.tosa_ops is None for n in result.nodes)
     assert "fx_node" not in result.delegates[0].tosa_ops[0]

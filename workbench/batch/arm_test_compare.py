@@ -119,8 +119,8 @@ def compare_arm_tests(before, after, selection, *, cap: int | None = None, worke
     its own backends/arm/test. selection: test files relative to backends/arm/test (globs, "all", or a folder
     such as "ops/"). cap: at most that many parametrizations per test function (the first ones). workers,
     timeout, progress, cache: as for run_arm_tests, per side (each side's results are kept under its own Arm
-    backend and test files). A selection matching no file on a side, or a backend that
-    does not import (BackendImportError), stops the comparison before any test runs.
+    backend and test files). A selection matching no file on a side, or a backend that does not import
+    (BackendImportError), stops the comparison before any test runs.
     """
     from .backends import BackendImportError, check_imports
 

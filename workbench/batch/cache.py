@@ -34,7 +34,7 @@ def default_dir() -> Path:
     return Path(configured).expanduser() if configured else Path.home() / ".cache" / "tosa-workbench"
 
 
-# The layers whose code decides what a result holds: every layer below this one (tests/layers.py checks that it
+# The layers whose code decides what a result holds: every layer below this one (tests/helpers/layers.py checks that it
 # is exactly those). Views, reports, the UI and the CLI only present results.
 RESULT_LAYERS = ("core", "stack", "stages", "catalogue", "policies", "pipeline")
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from ..core.errors import WorkbenchError
 from ..core.records import CaseResult
-from ..stack import internals, loader
+from ..stack import hooks, loader
 from ..stack.call_scope import scoped
 from ..stages import trace as trace_stage
 from ..stages.state import Lowering, Prepared, StageObserver, ignore
@@ -133,7 +133,7 @@ def lower_and_check(prepared: Prepared, case: Case, on_stage: StageObserver | No
 def _result(state: Lowering, error) -> CaseResult:
     prepared = state.prepared
     skipped = [*prepared.skipped, *state.skipped]
-    notes = [*internals.degradations(), *prepared.notes, *state.notes]
+    notes = [*hooks.degradations(), *prepared.notes, *state.notes]
     for failure in skipped:
         cause = f"({failure.root_cause_type}: {failure.root_cause})"
         if error is not None:

@@ -4,7 +4,9 @@
 - `call_scope`: a workbench call, the only time the workbench changes anything in the process (the levers, quiet
   warnings and loggers), undone when it returns or raises;
 - `arm_backend`: which Arm backend runs, the installed one or an executorch checkout's;
-- `internals`: every private name of executorch and torch the workbench uses, checked when the stack loads;
+- `hooks`: the registry of hooks, one per private name a feature relies on (degrading or refusing), each
+  registered by the module that reads the name, probed once per process, and their report for the doctor;
+- `internals`: the private names of executorch and torch the pipeline reads, with their accessors and hooks;
 - `levers`: the speed levers, one record each (`patches.Lever`), patched during calls only:
   `decomposition_cache` (torch.export's model-independent work, keyed on `registry_fingerprint`),
   `pass_construction` (executorch's passes without an empty GraphModule each, their tracers built on first read),
@@ -16,6 +18,12 @@
   `pinned_sources`: the sources the levers (and the Arm test capture) were written for;
 - `arm_test_census`, `arm_test_capture`, `arm_test_record`: executorch's Arm tests read as cases (which functions, from
   their source; how each is called; what it asserts);
+- `conformance`: the TOSA conformance suite's compliance modes and its verifier, from the installed tosa-tools;
+  `native_output`: where the reference model's and the verifier's own output goes;
+- `tosa_debug`: the Arm backend's record of which TOSA operators each node became; `tosa_trace`: what the
+  per-tensor trace needs of the stack; `recorder`: a stack function wrapped while a thread records its calls;
+- `ethos_u`: Ethos-U targets and executorch's Ethos-U flow; `vela_capture`: each Vela compile as it happens;
+  `vela_reports`: Vela's report files read;
 - `profiles`: TOSA profile strings as executorch's TosaSpecification reads them;
 - `versions`: the installed versions; `doctor`: all of the above in one report.
 Imports only the core layer.

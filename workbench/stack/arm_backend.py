@@ -115,7 +115,13 @@ class _CheckoutFinder(importlib.abc.MetaPathFinder):
             PACKAGE, self.folder / "__init__.py", submodule_search_locations=[str(self.folder)])
 
 
-_finder: _CheckoutFinder | None = None
+class _MetaPathSlot:
+    """The one checkout finder this process has put on sys.meta_path, if any."""
+
+    finder: _CheckoutFinder | None = None
+
+
+_SLOT = _MetaPathSlot()
 
 
 def imported_folder() -> Path | None:
@@ -127,13 +133,12 @@ def imported_folder() -> Path | None:
 
 
 def _set_finder(folder: Path | None) -> None:
-    global _finder
-    if _finder is not None:
-        sys.meta_path.remove(_finder)
-        _finder = None
+    if _SLOT.finder is not None:
+        sys.meta_path.remove(_SLOT.finder)
+        _SLOT.finder = None
     if folder is not None:
-        _finder = _CheckoutFinder(folder)
-        sys.meta_path.insert(0, _finder)
+        _SLOT.finder = _CheckoutFinder(folder)
+        sys.meta_path.insert(0, _SLOT.finder)
 
 
 def use_arm_backend(path) -> ArmBackend:
@@ -161,14 +166,14 @@ def use_arm_backend(path) -> ArmBackend:
 def apply_environment() -> None:
     """Honour WORKBENCH_ARM_BACKEND before the stack is imported (called by the loader)."""
     requested = os.environ.get(ENV_VAR)
-    if requested and _finder is None and imported_folder() is None:
+    if requested and _SLOT.finder is None and imported_folder() is None:
         use_arm_backend(requested)
 
 
 def active() -> ArmBackend:
     """The backend this process runs (or will run once it imports the stack)."""
-    if _finder is not None:
-        return describe(_finder.folder)
+    if _SLOT.finder is not None:
+        return describe(_SLOT.finder.folder)
     requested = os.environ.get(ENV_VAR)
     if requested and requested != INSTALLED and imported_folder() is None:
         return describe(resolve_folder(requested))
@@ -196,9 +201,9 @@ def _differences(checkout: Path) -> list[str]:
 def import_failure(exc: BaseException) -> ArmBackendError | None:
     """For an exception raised while importing a checkout's backend: an error naming the root cause, where in
     the checkout it was raised, and which files differ from the installed backend. None for the installed one."""
-    if _finder is None:
+    if _SLOT.finder is None:
         return None
-    folder = _finder.folder
+    folder = _SLOT.finder.folder
     for name in [m for m in sys.modules if m == PACKAGE or m.startswith(PACKAGE + ".")]:
         del sys.modules[name]  # half-imported modules would hide the error on the next try
     cause_type, cause = root_cause(exc)

@@ -23,7 +23,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import internals, native_output
+from . import hooks, native_output
+from .hooks import Hook
 
 # Operators that only move or pick values: exact whatever their data, so they keep another operator's mode.
 DATA_MOVEMENT = frozenset({"RESHAPE", "TRANSPOSE", "CONST", "CONST_SHAPE", "IDENTITY", "SLICE", "CONCAT", "TILE",
@@ -54,7 +55,7 @@ class Compliance:
 def compliance_of(op: str, data_type: str, kernel_size: int | None = None, reduced: int | None = None):
     """The Compliance of `op`'s output of TOSA type `data_type` ('FP32'), or a string saying why none is claimed.
     `kernel_size`: the dot products' length (DOT_PRODUCT operators); `reduced`: REDUCE_PRODUCT's element count."""
-    if internals.degraded("conformance"):
+    if hooks.degraded("conformance"):
         return "tosa-tools' conformance generator is not as the workbench reads it (workbench doctor)"
     return _compliance_of(op, data_type, kernel_size, reduced)
 
@@ -194,21 +195,17 @@ def _generator():
     return tosa_test_gen, tosa_utils, DType
 
 
+@functools.lru_cache(maxsize=None)
 def _verifier():
-    global _LIBRARY
-    if _LIBRARY is None:
-        import tosa_reference_model
-        from checker.verifier import VerifierLibrary
+    """The conformance verifier's library, loaded once per process."""
+    import tosa_reference_model
+    from checker.verifier import VerifierLibrary
 
-        _LIBRARY = VerifierLibrary(Path(tosa_reference_model.__file__).parent / "libtosa_reference_verify_lib.so")
-    return _LIBRARY
-
-
-_LIBRARY = None
+    return VerifierLibrary(Path(tosa_reference_model.__file__).parent / "libtosa_reference_verify_lib.so")
 
 
 def probe() -> str:
-    """internals' probe of the generator's operator table and the verifier (see internals.HOOKS['conformance'])."""
+    """The probe of the generator's operator table and the verifier (its hook, registered below)."""
     test_gen, utils, dtype = _generator()
     table = getattr(getattr(test_gen, "TosaTestGen", None), "TOSA_OP_LIST", None)
     if not isinstance(table, dict):
@@ -227,4 +224,11 @@ def probe() -> str:
         schema.TestDescSchemaValidator().validate_config(compliance.config("output", [2, 2]),
                                                         schema.TD_SCHEMA_COMPLIANCE)
     _reference_program()
-    return internals.OK
+    return hooks.OK
+
+
+hooks.register(Hook(
+    "conformance", "tosa-tools' generator.tosa_test_gen.TosaTestGen.TOSA_OP_LIST and checker.verifier",
+    "judging float outputs in the TOSA conformance suite's compliance mode (stack/conformance.py)",
+    "the compliance verdict: float outputs are judged by the dtype tolerances only", True,
+    probe, probe_at_load=False))

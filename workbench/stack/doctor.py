@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from ..core.text import table
-from . import arm_backend, internals, levers, loader
+from . import arm_backend, hooks, levers, loader
+# every module that registers a hook, so that the report holds them all
+from . import conformance, ethos_u, internals, tosa_debug, tosa_trace  # noqa: F401
 from .versions import versions
 
 
@@ -17,9 +19,9 @@ def doctor() -> dict:
     return {
         "versions": versions(),
         "arm_backend": arm_backend.active().label,
-        "hooks": internals.report(),
+        "hooks": hooks.report(),
         "speed_levers": {name: {**lever, "why": _why(lever)} for name, lever in levers.status().items()},
-        "degradations": list(internals.degradations()),
+        "degradations": list(hooks.degradations()),
     }
 
 
@@ -35,7 +37,7 @@ def format_doctor(found: dict, *, wide: bool = False) -> str:
     """`doctor()` for the terminal: its tables fit the terminal's width, or one line per row when `wide`."""
     lines = ["stack: " + ", ".join(f"{name} {version}" for name, version in found["versions"].items()),
              f"Arm backend: {found['arm_backend']}", "", "private names of executorch and torch:"]
-    rows = [[hook["status"], hook["name"], hook["used_for"] if hook["status"] == internals.OK else hook["detail"]]
+    rows = [[hook["status"], hook["name"], hook["used_for"] if hook["status"] == hooks.OK else hook["detail"]]
             for hook in found["hooks"]]
     lines += [table(rows, ["status", "name", "used for / what is wrong"], wide=wide), "",
               "speed levers (patched during workbench calls only; results are the same with each on or off; "

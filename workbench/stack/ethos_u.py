@@ -24,7 +24,8 @@ from pathlib import Path
 
 from ..core.errors import ProfileError
 from ..core.vela import TARGET_PREFIX
-from . import loader
+from . import hooks, loader
+from .hooks import Hook
 
 FAMILIES = {"ethos-u55": (32, 64, 128, 256), "ethos-u85": (128, 256, 512, 1024, 2048)}
 ACCELERATORS: tuple[str, ...] = tuple(f"{family}-{macs}" for family, sizes in FAMILIES.items() for macs in sizes)
@@ -62,7 +63,7 @@ class Target:
 
 
 def probe() -> str:
-    """"ok", or what executorch's Ethos-U flow as read here is missing (the `ethos_u` hook, stack/internals.py)."""
+    """"ok", or what executorch's Ethos-U flow as read here is missing (the `ethos_u` hook, registered below)."""
     from .vela_capture import probe as capture_probe
 
     try:
@@ -75,9 +76,7 @@ def probe() -> str:
 
 
 def _require() -> None:
-    from . import internals
-
-    internals.require("ethos_u")
+    hooks.require("ethos_u")
 
 
 def is_target(text: str) -> bool:
@@ -199,3 +198,11 @@ def describe_targets(defaults=None) -> list[str]:
     lines.append("  form: <target>[:<system config>:<memory mode>], "
                  "e.g. ethos-u85-256:Ethos_U85_SYS_DRAM_High:Sram_Only")
     return lines
+
+
+hooks.register(Hook(
+    "ethos_u", "executorch.backends.arm.ethosu.backend.vela_compile (wrapped during lowering), "
+    "EthosUCompileSpec._default_system_config_and_memory_mode / ._tosa_spec_for_target",
+    "Ethos-U targets: executorch's Ethos-U flow, each Vela compile's reports and refusals (stack/ethos_u.py, "
+    "stack/vela_capture.py)", "Ethos-U targets (ethos-u55-128, ...)", False,
+    probe, probe_at_load=False))

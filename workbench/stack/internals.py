@@ -2,22 +2,19 @@
 
 Outside this module nothing in the workbench reads a private attribute of torch or executorch: it calls the
 accessors below. The exceptions are the other modules of this layer that reproduce torch's or executorch's own
-code: the speed levers that patch a torch or executorch function during a call (decomposition_cache.py with
-registry_fingerprint.py, pass_construction.py, rng_placeholders.py, graph_recompile.py; levers.py), the capture
-of executorch's Arm test suite (arm_test_capture.py), and the Arm backend's debug record, asked for by wrapping
-TOSABackend._preprocess while a case lowers (tosa_debug.py, probed by its hook below). What they reproduce or rely
-on is pinned by the hash of its source (pinned_sources.py), checked where they act, and each switches itself off,
-or warns, when it changes.
-Each `Hook` names what it reads, what the workbench uses it for, and what is lost without it:
+code: the speed levers that patch a torch, torchao or executorch function during a call (decomposition_cache.py
+with registry_fingerprint.py, pass_construction.py, rng_placeholders.py, graph_recompile.py, histogram_search.py,
+provenance_sharing.py; levers.py), the capture of executorch's Arm test suite (arm_test_capture.py), the Arm
+backend's debug record, asked for by wrapping TOSABackend._preprocess while a case lowers (tosa_debug.py), the
+per-tensor trace (tosa_trace.py), the conformance verifier (conformance.py) and executorch's Ethos-U flow
+(ethos_u.py); each of those registers its own hook. What they reproduce or rely on is pinned by the hash of its
+source (pinned_sources.py), checked where they act, and each switches itself off, or warns, when it changes.
 
-- a *degrading* hook has a fallback: when its name is missing or has changed shape, a warning naming it, the
-  installed versions and what is lost is shown once per process, and every result records the same text in its
-  notes (`degradations()`), so no verdict quietly loses a part;
-- a *refusing* hook has none: the feature that needs it raises a StackError saying what is missing.
-
-`check_all()` probes every hook when the stack loads (stack/loader.py), except the one whose probe imports
-executorch's Arm test suite (probed where it is read, and by `workbench doctor`); `report()` is what the doctor
-shows. The accessors probe again where they are used, so a name that disappears later is caught there too.
+Each name read here has a `Hook` (hooks.py: what it reads, what the workbench uses it for, what is lost without
+it, degrading or refusing), registered below; every one is probed when the stack loads (hooks.check_all), except
+the one whose probe imports executorch's Arm test suite and the control-flow quantizer's, probed where they are
+used and by `workbench doctor`. The accessors probe again where they are used, so a name that disappears later
+is caught there too.
 """
 
 from __future__ import annotations
@@ -25,26 +22,9 @@ from __future__ import annotations
 import importlib
 import inspect
 import sys
-import warnings
-from dataclasses import dataclass
-from typing import Callable
 
-from ..core.errors import StackError, StackWarning
-from . import arm_backend, call_scope
-from .versions import versions
-
-OK = "ok"
-
-
-@dataclass(frozen=True)
-class Hook:
-    key: str  # short handle used by the accessors
-    name: str  # the private name (or shape) as a reader would look it up
-    used_for: str
-    lost: str  # what results lose (degrading), or which feature refuses (refusing)
-    degrades: bool
-    probe: Callable[[], str]  # "ok", or what is wrong: "missing: ..." / "changed: ..."
-    probe_at_load: bool = True  # False: probed where it is used and by `workbench doctor` (a costly import)
+from . import arm_backend, call_scope, hooks
+from .hooks import Hook
 
 
 def _import(name: str):
@@ -62,7 +42,7 @@ def _probe_reporter() -> str:
     reasons = getattr(reporter, "_rejected_nodes", None)
     if reasons is None:
         return "missing: WhyNoPartitionReporter instances have no _rejected_nodes"
-    return OK if hasattr(reasons, "items") and hasattr(reasons, "get") else \
+    return hooks.OK if hasattr(reasons, "items") and hasattr(reasons, "get") else \
         f"changed: _rejected_nodes is a {type(reasons).__name__}, not a node -> reason mapping"
 
 
@@ -73,7 +53,7 @@ def _probe_operator_support() -> str:
         return "missing: TOSAPartitioner has no _create_operator_support"
     parameters = list(inspect.signature(method).parameters)
     expected = ["self", "containing_program", "reporter"]
-    return OK if parameters == expected else f"changed: its parameters are {parameters}, expected {expected}"
+    return hooks.OK if parameters == expected else f"changed: its parameters are {parameters}, expected {expected}"
 
 
 def _probe_compile_config() -> str:
@@ -81,7 +61,7 @@ def _probe_compile_config() -> str:
 
     config = _import("executorch.exir").EdgeCompileConfig
     fields = {f.name for f in dataclasses.fields(config)}
-    return OK if "_check_ir_validity" in fields else "missing: EdgeCompileConfig has no _check_ir_validity field"
+    return hooks.OK if "_check_ir_validity" in fields else "missing: EdgeCompileConfig has no _check_ir_validity field"
 
 
 def _probe_edge_ops() -> str:
@@ -89,14 +69,14 @@ def _probe_edge_ops() -> str:
         target = _import("executorch.exir.dialects._ops").ops.edge.aten.add.Tensor
     except (ImportError, AttributeError) as exc:
         return f"missing: {type(exc).__name__}: {exc}"
-    return OK if target_name(target) == "aten.add.Tensor" else \
+    return hooks.OK if target_name(target) == "aten.add.Tensor" else \
         f"changed: the edge add operator is named {target_name(target)!r}, expected 'aten.add.Tensor'"
 
 
 def _probe_op_classes() -> str:
     torch_ops = _import("torch._ops")
     missing = [n for n in ("OpOverload", "HigherOrderOperator") if not isinstance(getattr(torch_ops, n, None), type)]
-    return OK if not missing else f"missing: torch._ops.{', torch._ops.'.join(missing)}"
+    return hooks.OK if not missing else f"missing: torch._ops.{', torch._ops.'.join(missing)}"
 
 
 def _probe_int64_check() -> str:
@@ -106,7 +86,7 @@ def _probe_int64_check() -> str:
         return "missing: no CheckInt64InputsAndOutputs in operator_support.tosa_supported_operators"
     parameters = list(inspect.signature(check.__init__).parameters)
     expected = ["self", "exported_program", "reporter", "tosa_spec"]
-    return OK if parameters == expected else f"changed: its parameters are {parameters}, expected {expected}"
+    return hooks.OK if parameters == expected else f"changed: its parameters are {parameters}, expected {expected}"
 
 
 def _probe_tosa_spec() -> str:
@@ -117,7 +97,7 @@ def _probe_tosa_spec() -> str:
         return f"missing: parsed specifications have no {', '.join(missing)}"
     if "int64" not in list(parsed.extensions) or "INT" not in list(parsed.profiles):
         return f"changed: TOSA-1.1+INT+int64 parses to profiles {parsed.profiles}, extensions {parsed.extensions}"
-    return OK
+    return hooks.OK
 
 
 def _probe_arm_passes() -> str:
@@ -125,7 +105,7 @@ def _probe_arm_passes() -> str:
     names = arm_pass_names()
     if "InsertInt32CastsAfterInt64PlaceholdersPass" not in names:
         return f"changed: {module.__name__} has no InsertInt32CastsAfterInt64PlaceholdersPass among {len(names)} passes"
-    return OK
+    return hooks.OK
 
 
 def _probe_control_flow_quantization() -> str:
@@ -135,7 +115,7 @@ def _probe_control_flow_quantization() -> str:
         return "missing: TOSAQuantizer._quantize_with_submodules"
     wanted = ["self", "model", "calibration_samples"]
     have = list(inspect.signature(method).parameters)[:3]
-    return OK if have == wanted else f"changed: its parameters are {have}, not {wanted}"
+    return hooks.OK if have == wanted else f"changed: its parameters are {have}, not {wanted}"
 
 
 def _probe_arm_test_suite() -> str:
@@ -144,10 +124,11 @@ def _probe_arm_test_suite() -> str:
     _, missing, changed = arm_test_capture.suite_problems()
     if missing or changed:
         return "missing: " + "; ".join(missing) if missing else f"changed: {', '.join(changed)} (source)"
-    return OK
+    return hooks.OK
 
 
-HOOKS: dict[str, Hook] = {h.key: h for h in (
+# The hooks of the names read here, in the order `workbench doctor` lists them.
+for _hook in (
     Hook("reasons", "executorch.exir.backend.utils.WhyNoPartitionReporter._rejected_nodes",
          "the partitioner's reason for each node it kept on CPU",
          "rejection reasons: CPU nodes say 'reason unavailable' instead of executorch's reason", True,
@@ -176,25 +157,6 @@ HOOKS: dict[str, Hook] = {h.key: h for h in (
     Hook("arm_passes", "executorch.backends.arm._passes (the Arm backend's pass classes)",
          "transform passes chosen by name (run_case(..., transform_passes=[...]), --transform-pass)",
          "transform passes by name (a pass class can still be given itself)", False, _probe_arm_passes),
-    Hook("conformance", "tosa-tools' generator.tosa_test_gen.TosaTestGen.TOSA_OP_LIST and checker.verifier",
-         "judging float outputs in the TOSA conformance suite's compliance mode (stack/conformance.py)",
-         "the compliance verdict: float outputs are judged by the dtype tolerances only", True,
-         lambda: importlib.import_module(".conformance", __package__).probe(), probe_at_load=False),
-    Hook("trace", "tosa.TosaBasicBlock's outputs slot, ArmPassManager.transform_to_backend_pipeline, "
-         "TosaCompileSpec._from_list, torch.fx node.meta['from_node']",
-         "the per-tensor trace: every TOSA tensor as the reference model computed it, beside its FX node's eager "
-         "value (stack/tosa_trace.py)", "the per-tensor trace (trace=True): a result says it was not traced", False,
-         lambda: importlib.import_module(".tosa_trace", __package__).probe(), probe_at_load=False),
-    Hook("tosa_provenance", "TOSABackend._preprocess (wrapped during lowering), ArmCompileSpec.dump_debug_info("
-         "DebugMode.JSON), backends/arm/debug/schema.py's debug.json",
-         "which TOSA operators each delegated node became, from the Arm backend's own debug record "
-         "(stack/tosa_debug.py)", "TOSA provenance: delegated nodes and TOSA operators are not matched", True,
-         lambda: importlib.import_module(".tosa_debug", __package__).probe()),
-    Hook("ethos_u", "executorch.backends.arm.ethosu.backend.vela_compile (wrapped during lowering), "
-         "EthosUCompileSpec._default_system_config_and_memory_mode / ._tosa_spec_for_target",
-         "Ethos-U targets: executorch's Ethos-U flow, each Vela compile's reports and refusals (stack/ethos_u.py, "
-         "stack/vela_capture.py)", "Ethos-U targets (ethos-u55-128, ...)", False,
-         lambda: importlib.import_module(".ethos_u", __package__).probe(), probe_at_load=False),
     Hook("control_flow_quantization", "executorch.backends.arm.quantizer.TOSAQuantizer._quantize_with_submodules",
          "quantizing the branches of cond and the bodies of while_loop with the model, as executorch's Arm test "
          "pipelines quantize (backends/arm/test/tester/quantize.py)",
@@ -204,78 +166,9 @@ HOOKS: dict[str, Hook] = {h.key: h for h in (
          "common.parametrize)", "reading executorch's own Arm tests as cases (stack/arm_test_capture.py)",
          "executorch's Arm tests as cases (`workbench sweep --arm-tests`, `workbench.cases.from_arm_tests`)", False,
          _probe_arm_test_suite, probe_at_load=False),
-)}
+):
+    hooks.register(_hook)
 
-_state: dict[str, str] = {}  # key -> last probe verdict
-_warned: set[str] = set()
-
-
-def status(key: str) -> str:
-    """The hook's verdict ("ok" or what is wrong), probing it once per process unless `probe_again` is called."""
-    if key not in _state:
-        probe_again(key)
-    return _state[key]
-
-
-def probe_again(key: str) -> str:
-    hook = HOOKS[key]
-    try:
-        verdict = hook.probe()
-    except Exception as exc:  # a probe that cannot even run says as much
-        verdict = f"missing: {type(exc).__name__}: {exc}"
-    _state[key] = verdict
-    if verdict != OK:
-        _announce(hook, verdict)
-    return verdict
-
-
-def forget() -> None:
-    """Probe every hook again on its next use, and warn again (for a stack changed within the process, e.g. by a
-    test that replaces an executorch class)."""
-    _state.clear()
-    _warned.clear()
-
-
-def check_all() -> dict[str, str]:
-    """Probe every hook probed at load now (called when the stack loads); returns key -> verdict."""
-    return {key: probe_again(key) for key, hook in HOOKS.items() if hook.probe_at_load}
-
-
-def message(hook: Hook, verdict: str) -> str:
-    effect, stack = "degraded" if hook.degrades else "unavailable", ", ".join(f"{n} {v}" for n, v in versions().items())
-    return f"{hook.name} {verdict.split(':', 1)[0]} on {stack}: {effect}: {hook.lost} ({verdict})"
-
-
-def _announce(hook: Hook, verdict: str) -> None:
-    if hook.key not in _warned:
-        _warned.add(hook.key)
-        warnings.warn(message(hook, verdict), StackWarning, stacklevel=3)
-
-
-def degraded(key: str) -> bool:
-    """True when the degrading hook `key` is not usable (the warning has then been shown)."""
-    return status(key) != OK
-
-
-def require(key: str) -> None:
-    """Raise a StackError when the refusing hook `key` is not usable."""
-    verdict = status(key)
-    if verdict != OK:
-        raise StackError(message(HOOKS[key], verdict))
-
-
-def degradations() -> tuple[str, ...]:
-    """The notes every result carries while a degrading hook is not usable (speed-only hooks excepted)."""
-    return tuple(message(HOOKS[k], v) for k, v in _state.items() if v != OK and HOOKS[k].degrades)
-
-
-def report() -> list[dict]:
-    """Every hook with its verdict, for `workbench doctor`."""
-    return [{"name": h.name, "status": status(k).split(":", 1)[0], "detail": status(k), "used_for": h.used_for,
-             "without_it": ("degrades: " if h.degrades else "refuses: ") + h.lost} for k, h in HOOKS.items()]
-
-
-# --- accessors: the only readers of these names -------------------------------------------------------------------
 
 def _reasons_of(reporter):
     return getattr(reporter, "_rejected_nodes", None)
@@ -285,7 +178,7 @@ def rejection_reasons(reporter) -> dict | None:
     """node -> reason as WhyNoPartitionReporter keeps it (its public API only renders a table); None if degraded."""
     reasons = _reasons_of(reporter)
     if reasons is None or not hasattr(reasons, "items"):
-        probe_again("reasons")
+        hooks.probe_again("reasons")
         return None
     return dict(reasons)
 
@@ -300,7 +193,7 @@ def with_operator_support_hook(partitioner_class):
     """A subclass of `partitioner_class` (TOSAPartitioner) that calls `self.on_operator_support(program, reporter)`
     where the partitioner builds its operator checks, before building them, and returns
     `self.wrap_operator_support(support, reporter)` of what it built."""
-    require("operator_support")
+    hooks.require("operator_support")
 
     class HookedPartitioner(partitioner_class):
         def _create_operator_support(self, containing_program, reporter):
@@ -313,13 +206,13 @@ def with_operator_support_hook(partitioner_class):
 
 
 def edge_compile_config(exir, check_ir_validity: bool):
-    require("compile_config")
+    hooks.require("compile_config")
     return exir.EdgeCompileConfig(_check_ir_validity=check_ir_validity)
 
 
 def edge_operator(name: str):
     """The edge operator `name` ('aten.add.Tensor'); AttributeError or RuntimeError when there is none."""
-    require("edge_ops")
+    hooks.require("edge_ops")
     target = _import("executorch.exir.dialects._ops").ops.edge
     for part in name.split("."):
         target = getattr(target, part)
@@ -333,7 +226,7 @@ def target_name(target) -> str:
         return str(target.__name__)  # public: "<namespace>.<op>.<overload>"
     overload, higher_order = getattr(torch_ops, "OpOverload", None), getattr(torch_ops, "HigherOrderOperator", None)
     if higher_order is None or overload is None:
-        probe_again("op_classes")
+        hooks.probe_again("op_classes")
         return str(getattr(target, "__name__", target))
     if isinstance(target, higher_order):
         return str(target.name())
@@ -346,7 +239,7 @@ def quantize_with_submodules(quantizer, graph, inputs: tuple):
     """`graph` prepared for `quantizer`, calibrated on `inputs` and converted, its cond branches and while_loop
     bodies with it (executorch's TOSAQuantizer._quantize_with_submodules); without that method, torchao's
     prepare_pt2e / convert_pt2e on the top-level graph (the degradation says so)."""
-    if not degraded("control_flow_quantization"):
+    if not hooks.degraded("control_flow_quantization"):
         return quantizer._quantize_with_submodules(graph, [inputs])
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
@@ -357,7 +250,7 @@ def quantize_with_submodules(quantizer, graph, inputs: tuple):
 
 def stock_int64_check(exported_program, reporter, tosa_spec):
     """executorch's own CheckInt64InputsAndOutputs for one partitioning."""
-    require("int64_check")
+    hooks.require("int64_check")
     module = _import("executorch.backends.arm.operator_support.tosa_supported_operators")
     return module.CheckInt64InputsAndOutputs(exported_program, reporter, tosa_spec)
 
@@ -372,7 +265,7 @@ def arm_pass_names() -> list[str]:
 
 def arm_pass(name: str):
     """The Arm backend's pass class called `name`; KeyError when there is none."""
-    require("arm_passes")
+    hooks.require("arm_passes")
     if name not in arm_pass_names():
         raise KeyError(name)
     return getattr(_import("executorch.backends.arm._passes"), name)
@@ -380,6 +273,6 @@ def arm_pass(name: str):
 
 def tosa_spec_fields(parsed) -> tuple[str, tuple[str, ...], tuple[str, ...], bool]:
     """(version "1.1", profiles, extensions, u55) of a parsed TosaSpecification."""
-    require("tosa_spec")
+    hooks.require("tosa_spec")
     return (f"{parsed.version.major}.{parsed.version.minor}", tuple(parsed.profiles), tuple(parsed.extensions),
             bool(parsed.is_U55_subset))

@@ -2,12 +2,12 @@
 written for, and what is in place while a workbench call runs.
 
 A lever (patches.Lever) is one record: its name, the environment variable that turns it off for the process (one
-of OFF_WORDS), what it saves, and the attributes of torch or executorch it patches, each with the pinned parts
-(pinned_sources.py) it was written for. Nothing is patched outside a workbench call: when a call runs with the
-stack imported (call_scope.py), `SPEED.install()` puts every lever that is on, and whose pinned sources are the
+of OFF_WORDS), what it saves, and the attributes of torch, torchao or executorch it patches, each with the pinned
+parts (pinned_sources.py) it was written for. Nothing is patched outside a workbench call: when a call runs with
+the stack imported (call_scope.py), `SPEED.install()` puts every lever that is on, and whose pinned sources are the
 installed ones, onto the levers' one undo stack, and the call's end undoes it (`SPEED.uninstall()`). A lever whose
-pinned source differs stays off, with one warning naming what differs, and `workbench doctor` says why. tests/test_speed_levers.py checks the whole catalogue gives
-the same results with each lever on and off.
+pinned source differs stays off, with one warning naming what differs, and `workbench doctor` says why.
+tests/test_speed_levers.py checks the whole catalogue gives the same results with each lever on and off.
 """
 
 from __future__ import annotations
@@ -101,9 +101,9 @@ class SpeedLevers:
                 self._verdicts[part] = pinned_sources.source_differences(part, self._own)
                 if self._verdicts[part] and part not in self._warned:
                     self._warned.add(part)
-                    warnings.warn(f"speed lever part {part!r} stays off: the installed torch or executorch is not the "
-                                  f"one it was written for ({'; '.join(self._verdicts[part])}); results are "
-                                  "unchanged, only slower", StackWarning, stacklevel=3)
+                    warnings.warn(f"speed lever part {part!r} stays off: the installed torch, torchao or executorch "
+                                  f"is not the one it was written for ({'; '.join(self._verdicts[part])}); results "
+                                  "are unchanged, only slower", StackWarning, stacklevel=3)
             return self._verdicts[part]
 
     def check(self) -> None:

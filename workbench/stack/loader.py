@@ -4,7 +4,7 @@ Importing executorch's Arm backend costs several seconds, so nothing imports it 
 the first call that needs it pays once per process. `executorch.exir` is imported first because that
 order is measurably faster for the Arm backend import. Imports are quiet (call_scope.quiet: the stack's
 deprecation chatter silenced for the import only). Once the Arm backend is imported, every private name
-the workbench relies on is checked (internals.check_all), so a missing one is reported before any case runs,
+the workbench relies on is checked (hooks.check_all), so a missing one is reported before any case runs,
 and workbench calls install the speed levers from then on (call_scope.stack_imported).
 """
 
@@ -14,7 +14,8 @@ import functools
 import importlib
 
 from . import arm_backend as backends
-from . import call_scope, internals
+# internals and tosa_debug register the hooks probed when the stack loads
+from . import call_scope, hooks, internals, tosa_debug  # noqa: F401
 from .versions import versions
 
 __all__ = ["torch", "exir", "arm", "import_arm", "reference_model", "versions", "arm_backend", "specification"]
@@ -54,7 +55,9 @@ def arm():
 
     compile_spec = import_arm("executorch.backends.arm.tosa.compile_spec")
     partitioner = import_arm("executorch.backends.arm.tosa.partitioner")
-    internals.check_all()  # loud, once per process, for every private name that is missing or changed
+    # loud, once per process, for every private name that is missing or changed: internals' own and the Arm
+    # backend's debug record (tosa_debug's hook), which every lowering reads
+    hooks.check_all()
     call_scope.stack_imported()  # before any fork: workers inherit the call's levers
 
     return SimpleNamespace(

@@ -63,7 +63,7 @@ class Patches:
 
 @dataclass(frozen=True)
 class Patch:
-    """One attribute of torch or executorch that a speed lever replaces while a workbench call runs.
+    """One attribute of torch, torchao or executorch that a speed lever replaces while a workbench call runs.
 
     `make(own)` builds the replacement from the stack's own value (None where the owner has none: a new class
     attribute); `parts` are the pinned parts (pinned_sources.py) whose sources it was written for.

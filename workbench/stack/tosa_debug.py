@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.errors import StackError
+from . import hooks
+from .hooks import Hook
 from .recorder import Recorder
 
 _DEBUG_FILE = "debug.json"
@@ -44,7 +46,7 @@ class DelegateDebugRecord:
 
 
 def probe() -> str:
-    """"ok", or what the record would miss (for `workbench doctor`, stack/internals.py)."""
+    """"ok", or what the record would miss (its hook, registered below, for `workbench doctor`)."""
     try:
         from executorch.backends.arm.common.arm_compile_spec import ArmCompileSpec
         from executorch.backends.arm.debug.schema import TorchDebugSchema
@@ -149,3 +151,11 @@ def operator_events(record: DelegateDebugRecord) -> list[OperatorEvent]:
             raise StackError(f"the Arm backend's debug.json events are not laid out as its DebugSchema was "
                              f"(missing {exc}): executorch changed (workbench/stack/tosa_debug.py)") from None
     return events
+
+
+hooks.register(Hook(
+    "tosa_provenance", "TOSABackend._preprocess (wrapped during lowering), ArmCompileSpec.dump_debug_info("
+    "DebugMode.JSON), backends/arm/debug/schema.py's debug.json",
+    "which TOSA operators each delegated node became, from the Arm backend's own debug record "
+    "(stack/tosa_debug.py)", "TOSA provenance: delegated nodes and TOSA operators are not matched", True,
+    probe))

@@ -23,6 +23,8 @@ import re
 import struct
 
 from ..core.errors import StackError
+from . import hooks
+from .hooks import Hook
 
 _TABLE_CONSTANT = re.compile(r"^b_(.+)_table_constant$")
 # The slot of TosaBasicBlock.outputs in the block's vtable (tosa.TosaBasicBlock.Outputs reads Offset(12)).
@@ -31,7 +33,7 @@ _OUTPUTS_VTABLE_OFFSET = 12
 
 def probe() -> str:
     """"ok", or what the trace would miss: the generated reader's outputs slot, the Arm backend's pass pipeline
-    and compile-spec reader (for `workbench doctor`, stack/internals.py)."""
+    and compile-spec reader (its hook, registered below, for `workbench doctor`)."""
     import inspect
 
     from tosa.TosaBasicBlock import TosaBasicBlock
@@ -150,3 +152,11 @@ def provenance(node) -> list[str]:
         names.append(name)
         pending += list(getattr(source, "from_node", ()) or ())
     return names
+
+
+hooks.register(Hook(
+    "trace", "tosa.TosaBasicBlock's outputs slot, ArmPassManager.transform_to_backend_pipeline, "
+    "TosaCompileSpec._from_list, torch.fx node.meta['from_node']",
+    "the per-tensor trace: every TOSA tensor as the reference model computed it, beside its FX node's eager "
+    "value (stack/tosa_trace.py)", "the per-tensor trace (trace=True): a result says it was not traced", False,
+    probe, probe_at_load=False))

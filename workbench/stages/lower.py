@@ -18,7 +18,7 @@ import re
 from ..core.errors import StackError
 from ..core.outcomes import Outcome, Stage
 from ..core.records import DelegateRecord, ErrorInfo, FailingNode
-from ..stack import internals, loader, tosa_debug, vela_capture
+from ..stack import hooks, internals, loader, tosa_debug, vela_capture
 from . import tosa_provenance
 from .partition import lowered_layout, make_partitioner
 from .state import Lowering, tosa_graph_of
@@ -36,7 +36,7 @@ def run(state: Lowering) -> None:
     exported = copy.deepcopy(prepared.exported) if state.reuse_export else prepared.exported
     state.partitioner = make_partitioner(state.profile, state.policy.checks(state.profile),
                                          on_stage=state.observe, notes=state.notes)
-    recording = contextlib.nullcontext([]) if internals.degraded("tosa_provenance") else tosa_debug.recording()
+    recording = contextlib.nullcontext([]) if hooks.degraded("tosa_provenance") else tosa_debug.recording()
     compiling = vela_capture.recording() if state.profile.target is not None else contextlib.nullcontext([])
     with recording as debug_records, compiling as state.vela_runs:
         try:

@@ -50,7 +50,7 @@ def layer_of(module: str) -> str:
     if parts[1] == "cli":
         return "cli"
     if parts[1] not in ALLOWED:
-        raise ValueError(f"{module} is in no layer; add its folder to tests/layers.py ALLOWED and the README")
+        raise ValueError(f"{module} is in no layer; add its folder to tests/helpers/layers.py ALLOWED and the README")
     return parts[1]
 
 
@@ -87,19 +87,46 @@ def _resolve(root: Path, importer: str, is_package: bool, node: ast.AST) -> list
     return found
 
 
+DYNAMIC_IMPORTS = ("import_module", "__import__")  # importlib.import_module(name, package), __import__(name)
+
+
+def _dynamic_target(importer: str, is_package: bool, node: ast.Call) -> str | None:
+    """The module a call of importlib.import_module / __import__ with a literal name loads, or None (a name
+    computed at run time is not followed)."""
+    function = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+    if function not in DYNAMIC_IMPORTS or not node.args:
+        return None
+    name = node.args[0]
+    if not isinstance(name, ast.Constant) or not isinstance(name.value, str):
+        return None
+    level = len(name.value) - len(name.value.lstrip("."))
+    if not level:
+        return name.value
+    base = importer.split(".") if is_package else importer.split(".")[:-1]  # the package `__package__` names
+    base = base[: len(base) - (level - 1)]
+    return ".".join(base + ([name.value[level:]] if name.value[level:] else []))
+
+
 def edges(root: Path) -> list[Edge]:
-    """Every import of a workbench module by a workbench module under `root` (the package folder)."""
+    """Every import of a workbench module by a workbench module under `root` (the package folder): import
+    statements, and importlib.import_module / __import__ calls with a literal name."""
     found = []
     for path in sorted(root.rglob("*.py")):
         if "__pycache__" in path.parts:
             continue
         importer = module_name(root, path)
+        is_package = path.name == "__init__.py"
         tree = ast.parse(path.read_text(), filename=str(path))
         for node in ast.walk(tree):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
-                for target in _resolve(root, importer, path.name == "__init__.py", node):
-                    if target != importer:
-                        found.append(Edge(importer, target, path.relative_to(root.parent).as_posix(), node.lineno))
+                targets = _resolve(root, importer, is_package, node)
+            elif isinstance(node, ast.Call):
+                target = _dynamic_target(importer, is_package, node)
+                targets = [target] if target and target.split(".")[0] == PACKAGE else []
+            else:
+                continue
+            found += [Edge(importer, target, path.relative_to(root.parent).as_posix(), node.lineno)
+                      for target in targets if target != importer]
     return found
 
 

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 PACKAGES = ("executorch", "torch", "torchao", "tosa_tools", "tosa_serializer", "tosa_reference_model", "checker",
             "ethosu")
 CITATION = re.compile(rf"(?<![\w/])((?:{'|'.join(PACKAGES)})/[\w/.-]*?\.py)(?:::([A-Za-z_][\w.]*))?")

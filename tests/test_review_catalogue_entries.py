@@ -1,5 +1,5 @@
-"""Issue 15's missing review cases: where(cond, int64, bool), the aten.pad entry point, a shape-derived int64
-tensor crossing a delegate boundary, and the `dynamic` sweep preset with and without +shape."""
+"""The review family's catalogue entries: where(cond, int64, bool), the aten.pad entry point, a shape-derived
+int64 tensor crossing a delegate boundary, and the `dynamic` sweep preset with and without +shape."""
 
 import pytest
 
