@@ -184,28 +184,27 @@ def test_the_tosa_tools_version_whose_compliance_modes_judge_floats_is_in_the_ke
     tosa-tools is another key."""
     context = cache.environment()
     assert context["versions"]["tosa-tools"]
-    key = cache.key_of("add", "float32", 0, "TOSA-1.0+FP", "stock", context=context)
+    case = workbench.Case.of("add", "float32", "TOSA-1.0+FP")
+    key = cache.key_of(case, ("stock", ""), context)
     other = dict(context, versions=dict(context["versions"], **{"tosa-tools": "0.0.0"}))
-    assert cache.key_of("add", "float32", 0, "TOSA-1.0+FP", "stock", context=other) != key
+    assert cache.key_of(case, ("stock", ""), other) != key
 
 
 def test_vela_and_a_targets_configuration_are_in_the_key():
     """An Ethos-U target's result is Vela's too: another Vela, or another system configuration or memory mode, is
     another key (the configuration is in the target's name when it is not executorch's default)."""
-    from workbench.stack import profiles
-
     context = cache.environment()
     assert context["versions"]["ethos-u-vela"]
-    default = profiles.parse("ethos-u85-256").name
-    chosen = profiles.parse("ethos-u85-256:Ethos_U85_SYS_DRAM_High:Sram_Only").name
-    key = cache.key_of("add", "qint8", 0, default, "stock", context=context)
-    assert cache.key_of("add", "qint8", 0, chosen, "stock", context=context) != key
+    default = workbench.Case.of("add", "qint8", "ethos-u85-256")
+    chosen = default.replace(profile="ethos-u85-256:Ethos_U85_SYS_DRAM_High:Sram_Only")
+    key = cache.key_of(default, ("stock", ""), context)
+    assert cache.key_of(chosen, ("stock", ""), context) != key
     other = dict(context, versions=dict(context["versions"], **{"ethos-u-vela": "0.0.0"}))
-    assert cache.key_of("add", "qint8", 0, default, "stock", context=other) != key
+    assert cache.key_of(default, ("stock", ""), other) != key
     # the quantizer's observers and its prepare / convert steps are torchao's
     assert context["versions"]["torchao"] != "not installed"
     other = dict(context, versions=dict(context["versions"], torchao="0.0.0"))
-    assert cache.key_of("add", "qint8", 0, default, "stock", context=other) != key
+    assert cache.key_of(default, ("stock", ""), other) != key
 
 
 def test_a_generated_programs_case_is_keyed_on_its_source_and_a_plain_models_not_at_all():

@@ -142,3 +142,14 @@ def test_no_module_global_is_rebound_with_global():
     found = [f"{path.relative_to(ROOT.parent)}:{node.lineno}" for path in MODULES
              for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))) if isinstance(node, ast.Global)]
     assert not found, found
+
+
+@pytest.mark.parametrize("package", sorted(p.parent.name for p in ROOT.glob("*/__init__.py")))
+def test_every_subpackage_docstring_names_each_of_its_modules(package):
+    import re
+
+    folder = ROOT / package
+    doc = ast.get_docstring(ast.parse((folder / "__init__.py").read_text(encoding="utf-8"))) or ""
+    unnamed = [path.stem for path in sorted(folder.glob("*.py")) if path.stem != "__init__"
+               and not re.search(rf"`{re.escape(path.stem)}`|\b{re.escape(path.stem)}\.py\b", doc)]
+    assert not unnamed, f"workbench/{package}/__init__.py does not name {unnamed}"

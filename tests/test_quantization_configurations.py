@@ -49,8 +49,8 @@ def test_the_cli_refuses_an_unknown_configuration_in_one_line_before_any_work(tm
 
 def test_the_configuration_is_in_the_cache_key():
     context = cache.environment()
-    keys = {cache.key_of("add", "qint8", 0, "TOSA-1.0+INT+int16", "stock", context=context, quantization=name)
-            for name in ("int8", "a16w8", "a16w8+per-tensor", "a16w8+io")}
+    keys = {cache.key_of(workbench.Case.of("add", "qint8", "TOSA-1.0+INT+int16", quantization=name), ("stock", ""),
+                         context) for name in ("int8", "a16w8", "a16w8+per-tensor", "a16w8+io")}
     assert len(keys) == 4
 
 

@@ -1,23 +1,22 @@
 """Adding a stage is one module and one line in the sequence; its failure goes through the same catch boundary."""
 
-from types import SimpleNamespace
-
 import workbench
 from workbench import Numerics, Outcome
 from workbench.pipeline import sequence
+from workbench.stages.spec import StageSpec
 
 
 def _failing_stage(**declared):
     def run(state):
         raise ValueError("the new stage broke")
 
-    return SimpleNamespace(NAME="dump", ANNOUNCE="dump", run=run, **declared)
+    return StageSpec("dump", "dump", run, **declared)
 
 
 def test_a_new_stage_after_lowering_is_timed_observed_and_classified(monkeypatch):
     seen = []
     monkeypatch.setattr(sequence, "PER_PROFILE", (*sequence.PER_PROFILE[:1],
-                                                  _failing_stage(FAILS_AS=Numerics.REFERENCE_ERROR),
+                                                  _failing_stage(fails_as=Numerics.REFERENCE_ERROR),
                                                   *sequence.PER_PROFILE[1:]))
     result = workbench.run(workbench.Case.of("add", "int32", "TOSA-1.0+INT"),
                            on_stage=lambda stage, nodes: seen.append(stage))
@@ -28,7 +27,7 @@ def test_a_new_stage_after_lowering_is_timed_observed_and_classified(monkeypatch
 
 
 def test_a_non_fatal_new_stage_only_leaves_a_note(monkeypatch):
-    monkeypatch.setattr(sequence, "PER_PROFILE", (*sequence.PER_PROFILE, _failing_stage(FATAL=False)))
+    monkeypatch.setattr(sequence, "PER_PROFILE", (*sequence.PER_PROFILE, _failing_stage(fatal=False)))
     result = workbench.run_case("add", "int32", "TOSA-1.0+INT")
     assert (result.outcome, result.numerics) == (Outcome.DELEGATED, Numerics.MATCH)
     assert result.error.stage == "dump"  # the only failure, kept for the Error tab

@@ -9,5 +9,11 @@
 - `culprits`: which accepted nodes break a lowering; `arm_tests`, `arm_test_verdicts`: executorch's Arm tests as
   cases, and whether the workbench agrees with them; `arm_test_coverage`: what of the tree was read, and why not
   the rest; `arm_test_cache`: their cached results; `arm_test_compare`: two Arm backends' tests compared.
+
+Its modules beyond those: `hunt` (the counterexample hunt: programs drawn, run and judged by the partitioner's
+contract), `hunt_space` (what a hunt draws and runs, and what it is judged against), `hunt_runner` (running a
+hunt's cases through the cache, the pool or a Dask cluster), `hunt_findings` (the contract, the classes of
+findings and their record), `hunt_shrink` (the smallest program that still breaks the contract), `progress`
+(the progress bar of a sweep, a hunt or a run of executorch's Arm tests).
 Imports core, stack, stages, catalogue, policies and pipeline.
 """

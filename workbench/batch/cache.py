@@ -73,15 +73,16 @@ def environment() -> dict:
             "definition": definition_fingerprint()}
 
 
-def key_of(op: str, dtype: str, seed: int, profile: str, policy_fingerprint: str,
-           passes_fingerprint: str = "", context: dict | None = None, quantization: str = "",
-           trace: bool = False) -> str:
-    """The key of a catalogue case by its parts. `context`: environment() taken once by a caller that keys many
-    cases (it reads the package's files). `trace`: the case traces its tensors (its result holds them)."""
-    return _digest({"op": op, "dtype": dtype, "seed": seed, "profile": profile, "policy": policy_fingerprint,
-                    **({"transform_passes": passes_fingerprint} if passes_fingerprint else {}),
-                    **({"quantization": quantization} if quantization else {}),
-                    **({"trace": True} if trace else {}), **(context or environment())})
+def key_of(case, fingerprints: tuple[str, str], context: dict | None = None) -> str:
+    """The key of a catalogue case (or a generated program's): its operator (or program), dtype, seed, profile,
+    quantization and whether it traces its tensors (its result then holds them), with `fingerprints`, the
+    (policy, transform passes) fingerprints CaseKeys takes once. `context`: environment() taken once by a caller
+    that keys many cases (it reads the package's files)."""
+    policy, passes = fingerprints
+    return _digest({"op": case.name, "dtype": case.dtype, "seed": case.seed, "profile": case.profile.name,
+                    "policy": policy, **({"transform_passes": passes} if passes else {}),
+                    **({"quantization": case.quantization_name} if case.quantization_name else {}),
+                    **({"trace": True} if case.trace else {}), **(context or environment())})
 
 
 class CaseKeys:
@@ -112,8 +113,7 @@ class CaseKeys:
         prints = self.fingerprints(case)
         if prints is None:
             return None
-        return key_of(case.name, case.dtype, case.seed, case.profile.name, *prints, context=self.context,
-                      quantization=case.quantization_name, trace=case.trace)
+        return key_of(case, prints, self.context)
 
 
 def arm_test_key(test_id: str, record: str, tests_tree: str, context: dict) -> str:

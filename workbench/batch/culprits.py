@@ -161,7 +161,7 @@ class _Trials:
         self.count += 1
         state = Lowering(prepared=self.prepared, case=self._keeping_on_cpu(set(self.candidates) - kept),
                          reuse_export=True)
-        error = sequence.run_stages((lower,), state, ignore)
+        error = sequence.run_stages((lower.STAGE,), state, ignore)
         return error is not None and state.outcome in COMPILE_FAILURES
 
     def full_run(self, excluded: set[str]) -> CaseResult:

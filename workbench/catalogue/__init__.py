@@ -5,6 +5,12 @@ small whole models built by `OpEntry.make_module`) holds a list
 `ENTRIES` of `OpEntry`; this module gathers them, checks names once, and answers look-ups.
 An entry names the edge operators it exercises, the dtypes it supports and how to build its
 inputs for each dtype from a seed.
+
+Its modules: `entry` (one declaration), `models` (declarations made eager modules, seeded inputs, dynamic
+shapes), `_common` (shared shapes and dtype sets); the families `elementwise`, `creation`, `indexing`, `linalg`,
+`reduction`, `shape`, `review` (the EXT-INT64 review's named variants); `architectures` with
+`architecture_models` (small real architectures), `big_graph` (a few hundred nodes); `program`,
+`program_blocks`, `program_draws` (the hunt's generated programs, their building blocks and how they are drawn).
 """
 
 from __future__ import annotations

@@ -1,4 +1,8 @@
-"""The `workbench` command: operators, profiles, one case, sweeps, diffs, reports, and the stack's health."""
+"""The `workbench` command: operators, profiles, one case, sweeps, diffs, reports, and the stack's health.
+
+Its modules: `run_command` (`workbench run`), `hunt` (`workbench hunt`), `arm_tests` (`--arm-tests` of sweep and
+compare-backends), `cache_options` (--no-cache, --cache-dir), `checks` (the arguments checked before any work).
+"""
 
 from __future__ import annotations
 
@@ -213,7 +217,7 @@ def _cmd_profiles(args) -> None:
 
 
 def _cmd_run(args) -> None:
-    from ..views.run_command import run_command
+    from .run_command import run_command
 
     run_command(args)
 

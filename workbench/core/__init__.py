@@ -10,5 +10,8 @@
 - `errors`: the errors for caller mistakes, and the one "nearest names" helper;
 - `profile_table`: which TOSA profile strings the pinned executorch accepts, as data (held to its parser by
   tests/test_profiles.py), for checks that must not wait for executorch's import.
+
+Also: `quantization` (the named quantization configurations), `vela` (what Vela reports about one compile),
+`backend_record` (which Arm backend produced a result).
 Nothing here imports torch or executorch.
 """

@@ -1,7 +1,7 @@
 """The pipeline as a named sequence of stages, and the one place where a stage's failure becomes an outcome.
 
-Adding a stage is one module in stages/ (see stages/__init__.py for what it holds) and one line below. Every
-stage runs inside `run_stages`, so every failure is classified the same way: by the stage's own FAILS_AS, else by
+Adding a stage is one module in stages/ ending with its `STAGE` record (stages/spec.py: StageSpec) and one line
+below. Every stage runs inside `run_stages`, so every failure is classified the same way: by its own `fails_as`, else by
 the core Stage it is recorded under (core.outcomes.FAILURE_OUTCOME / FAILURE_NUMERICS), with an ErrorInfo naming
 its root cause. A stage whose failure is in neither leaves the outcome and numerics as they were.
 """
@@ -17,10 +17,10 @@ from ..core.records import ErrorInfo
 from ..stages import compare, compliance, eager, export, lower, quantize, reference, trace
 
 # What a case does once, whatever the profile: it ends in a torch.export program (or an export_error).
-PREPARE = (eager, quantize, export)
+PREPARE = (eager.STAGE, quantize.STAGE, export.STAGE)
 # What it does per profile: partition and lower, run what was delegated, compare with eager (float outputs judged
 # in TOSA's compliance modes where one is defined), and for a case that asks, trace every delegate's tensors.
-PER_PROFILE = (lower, reference, compare, compliance, trace)
+PER_PROFILE = (lower.STAGE, reference.STAGE, compare.STAGE, compliance.STAGE, trace.STAGE)
 
 
 def run_stages(stages, state, observe) -> ErrorInfo | None:
@@ -33,35 +33,34 @@ def run_stages(stages, state, observe) -> ErrorInfo | None:
     private name of the stack the workbench cannot do without): it is raised.
     """
     for stage in stages:
-        if hasattr(stage, "applies") and not stage.applies(state):
+        if not stage.applies(state):
             continue
-        observe(str(stage.ANNOUNCE), None)
+        observe(str(stage.announce), None)
         start = time.perf_counter()
         try:
             stage.run(state)
         except WorkbenchError:
             raise
         except Exception as exc:
-            where = stage.failed_stage(state) if hasattr(stage, "failed_stage") else stage.ANNOUNCE
-            if not getattr(stage, "FATAL", True):
+            where = stage.failed_stage(state)
+            if not stage.fatal:
                 state.skipped.append(error_info(where, exc))
                 continue
             _classify(state, stage, where)
-            info = error_info(where, exc)
             # a stage may know more of where it failed than the traceback says (Vela names an operator)
-            return stage.refine_error(state, info) if hasattr(stage, "refine_error") else info
+            return stage.refined(state, error_info(where, exc))
         finally:
-            # a stage that runs another inside it (lowering runs Vela) names it in NESTED, timed apart
-            nested = sum(state.timings.get(name, 0.0) for name in getattr(stage, "NESTED", ()))
-            state.timings[stage.NAME] = round(time.perf_counter() - start - nested, 6)
+            # a stage that runs another inside it (lowering runs Vela) names it in `nested`, timed apart
+            nested = sum(state.timings.get(name, 0.0) for name in stage.nested)
+            state.timings[stage.name] = round(time.perf_counter() - start - nested, 6)
         if state.done:
             break
     return None
 
 
 def _classify(state, stage, where) -> None:
-    """A stage's own FAILS_AS (an Outcome or a Numerics) if it has one, else the core table for `where`."""
-    fails_as = getattr(stage, "FAILS_AS", None) or FAILURE_OUTCOME.get(where) or FAILURE_NUMERICS.get(where)
+    """A stage's own `fails_as` (an Outcome or a Numerics) if it has one, else the core table for `where`."""
+    fails_as = stage.fails_as or FAILURE_OUTCOME.get(where) or FAILURE_NUMERICS.get(where)
     if isinstance(fails_as, Outcome) and hasattr(state, "outcome"):
         state.outcome = fails_as
     elif isinstance(fails_as, Numerics):

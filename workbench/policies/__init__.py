@@ -21,6 +21,10 @@ Build your own with `allowlist(name, ops)`, `policy.with_ops(add=..., remove=...
 `policy.with_accepts(accepts)`, `from_source(path.py, VARIABLE)` (a list in a Python file, not imported), or
 `load(path)` from a TOML or YAML file: `name = "mine"`, `ops = ["aten.add.Tensor", ...]` and/or `accepts`,
 optional `description`. Wherever a policy is taken, 'path.py:VARIABLE' means from_source.
+
+Its modules: `policy` (a named set of extra partition checks and its fingerprint), `registry` (policies by
+name, file or variable), `int64_allowlist` (the EXT-INT64 allowlist's check), `source_lists` (a branch's operator
+list read without importing it), `reasons` (the words of a reason a policy decided).
 """
 
 from ..core.fingerprint import code_fingerprint

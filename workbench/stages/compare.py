@@ -10,6 +10,7 @@ from ..core.dtypes import INT32_MAX, INT32_MIN
 from ..core.outcomes import Numerics, Stage
 from ..core.records import OutputComparison
 from ..stack import loader
+from .spec import StageSpec
 from .state import Lowering
 
 NAME = "compare"
@@ -130,3 +131,6 @@ def run(state: Lowering) -> None:
     case_dtype = prepared.dtype if prepared.dtype in _dtypes.DTYPES else None
     state.outputs = compare_outputs(prepared.expected, state.actual, case_dtype, prepared.output_quantization)
     state.numerics = Numerics.MATCH if all(o.match for o in state.outputs) else Numerics.MISMATCH
+
+
+STAGE = StageSpec(NAME, ANNOUNCE, run, applies=applies)

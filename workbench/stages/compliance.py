@@ -17,12 +17,12 @@ import dataclasses
 from ..core import dtypes as _dtypes
 from ..core.outcomes import Numerics, Stage
 from ..stack import conformance, loader
+from .spec import StageSpec
 from .state import Lowering, tosa_graph_of
 from .tosa_flatbuffer import input_names, output_names, read_operators
 
 NAME = "compliance"
 ANNOUNCE = Stage.COMPARE
-FATAL = False
 # Output dtypes the verifier is handed here (numpy holds them as they are; bf16 and fp8 come back as raw bits).
 TOSA_TYPES = {"float32": "FP32", "float16": "FP16"}
 
@@ -128,3 +128,6 @@ def _output_sources(program) -> list:
                 source = (getattr(graph_module, call.args[0].target), index)
         sources.append(source)
     return sources
+
+
+STAGE = StageSpec(NAME, ANNOUNCE, run, applies=applies, fatal=False)

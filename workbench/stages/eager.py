@@ -3,7 +3,7 @@
 Where CPU PyTorch has no kernel for an fp8 dtype (convolution, pooling, gather on float8_e4m3fn: "... not
 implemented for 'Float8_e4m3fn'"), the model runs again with each such call computed in float32 on the same values
 and its floating-point results rounded back to the fp8 dtype of its inputs, and a note names each such call; every
-other call runs as it is. Any other failure does not end the case (FATAL = False): the model may still export,
+other call runs as it is. Any other failure does not end the case (it is not fatal): the model may still export,
 partition and lower, only the comparison is skipped, and the result says why.
 """
 
@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from ..core.outcomes import Stage
 from ..stack import loader
+from .spec import StageSpec
 from .state import Prepared, copied, flatten_outputs
 
 NAME = "eager"
 ANNOUNCE = Stage.EAGER
-FATAL = False
 NO_FP8_KERNEL = "not implemented for 'Float8"  # how CPU PyTorch refuses an fp8 dtype it has no kernel for
 
 
@@ -76,3 +76,6 @@ def _leaves(tree) -> list:
     found = []
     _mapped(found.append, tree)
     return found
+
+
+STAGE = StageSpec(NAME, ANNOUNCE, run, fatal=False)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..core.outcomes import Stage
 from ..stack import loader
+from .spec import StageSpec
 from .state import Prepared
 
 NAME = "export"
@@ -13,3 +14,6 @@ ANNOUNCE = Stage.EXPORT
 def run(state: Prepared) -> None:
     torch = loader.torch()
     state.exported = torch.export.export(state.module, state.inputs, dynamic_shapes=state.dynamic_shapes)
+
+
+STAGE = StageSpec(NAME, ANNOUNCE, run)

@@ -21,6 +21,7 @@ from ..core.records import DelegateRecord, ErrorInfo, FailingNode
 from ..stack import hooks, internals, loader, tosa_debug, vela_capture
 from . import tosa_provenance
 from .partition import lowered_layout, make_partitioner
+from .spec import StageSpec
 from .state import Lowering, tosa_graph_of
 from .tosa_flatbuffer import read_operators
 from .transform_passes import instances
@@ -153,3 +154,6 @@ def refine_error(state: Lowering, info: ErrorInfo) -> ErrorInfo:
 def _operator_key(name: str) -> str:
     """Vela's operator names (Transpose, AvgPool, Conv2D) and TOSA's (TRANSPOSE, AVG_POOL2D, CONV2D) alike."""
     return name.upper().replace("_", "").removesuffix("2D")
+
+
+STAGE = StageSpec(NAME, ANNOUNCE, run, nested=NESTED, where_failed=failed_stage, refine_error=refine_error)

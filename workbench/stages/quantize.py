@@ -12,6 +12,7 @@ from __future__ import annotations
 from ..core.outcomes import Stage
 from ..core.quantization import DEFAULT, Quantization
 from ..stack import ethos_u, internals, loader
+from .spec import StageSpec
 from .state import Prepared, copied, flatten_outputs
 
 NAME = "quantize"
@@ -103,3 +104,6 @@ def quantize(module, inputs: tuple, profile: str, quantization: Quantization | N
     # quantizer's passes (ExportPass) refuse a call_module. Without it the module is what executorch quantizes.
     graph = torch.export.export(module, inputs).module(check_guards=False)
     return internals.quantize_with_submodules(quantizer, graph, copied(inputs))
+
+
+STAGE = StageSpec(NAME, ANNOUNCE, run, applies=applies)

@@ -8,6 +8,7 @@ from typing import Any
 
 from ..core.outcomes import Stage
 from ..stack import loader, native_output
+from .spec import StageSpec
 from .state import Lowering, copied, flatten_outputs, tosa_graph_of
 from .tosa_flatbuffer import input_names
 
@@ -164,3 +165,6 @@ def execute(edge_program, inputs, notes: list | None = None, runs: list | None =
     with torch.no_grad(), ReferenceDispatch():
         out = module(*copied(inputs))
     return flatten_outputs(out)
+
+
+STAGE = StageSpec(NAME, ANNOUNCE, run)

@@ -24,6 +24,7 @@ from ..stack import loader, tosa_trace
 from . import trace_layout, trace_match
 from .compare import _values, compare_output
 from .reference import ReferenceModelError, _to_torch, lowered_module_label, silence_native_stdout
+from .spec import StageSpec
 from .state import Lowering, tosa_graph_of
 from .tosa_flatbuffer import input_names, output_names, read_operators
 from .trace_expectation import Expectation, Planned
@@ -34,7 +35,6 @@ _UNREADABLE = {"INT48": "the reference model's Python binding returns no INT48 v
 
 NAME = "trace"
 ANNOUNCE = "trace"
-FATAL = False
 
 
 def applies(state: Lowering) -> bool:
@@ -251,3 +251,6 @@ def _max_ulp(expected, actual) -> float | None:
         error = np.abs(a.astype(np.float64) - e.astype(np.float64)) / np.abs(np.spacing(e)).astype(np.float64)
     error = np.where(both_nan | (a == e), 0.0, error)
     return float(np.max(error))
+
+
+STAGE = StageSpec(NAME, ANNOUNCE, run, applies=applies, fatal=False)

@@ -15,7 +15,7 @@ def run_command(args) -> None:
     """Run the case `args` (the parsed `workbench run` options) describe and write what they ask for."""
     from ..pipeline.case import Case
     from ..pipeline.run import run
-    from .html_page import check_html_path, export_html
+    from ..views.html_page import check_html_path, export_html
 
     if args.html:
         check_html_path(args.html)
@@ -30,12 +30,12 @@ def run_command(args) -> None:
     result = run(case, isolate=args.isolate, timeout=args.timeout)
     print(json.dumps(result.to_dict(), indent=2) if args.json else format_result(result, wide=args.wide))
     if args.trace and not args.json:
-        from .tables import trace_text
+        from ..views.tables import trace_text
 
         print("\n" + (trace_text(result, wide=args.wide) if result.trace else
                       "no trace: nothing was delegated, or see the notes"))
     if args.emit_test:
-        from .regression import to_pytest
+        from ..views.regression import to_pytest
 
         Path(args.emit_test).write_text(to_pytest(result))
         print(f"wrote {args.emit_test}", file=sys.stderr)
