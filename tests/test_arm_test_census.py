@@ -39,6 +39,9 @@ def test_a_test_body_runs_in_pytests_environment_and_leaves_nothing_behind(tmp_p
     misc/test_save_exported_model.py writes to a relative path. Before, the variable stayed set for every later
     file (whose Ethos-U compile specs then failed), pytest.fail lost the whole file, and the file was written into
     the caller's folder."""
+    from workbench.stack import loader
+
+    loader.arm()  # importing executorch sets torch's own variables (TORCHINDUCTOR_CACHE_DIR): not the capture's doing
     monkeypatch.chdir(tmp_path)
     environment, path = dict(os.environ), list(sys.path)
     cases = from_arm_tests(["misc/test_debug_feats.py", "misc/test_save_exported_model.py", "misc/test_dim_order.py"],

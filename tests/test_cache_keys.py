@@ -256,3 +256,21 @@ def test_an_arm_test_cases_key_covers_every_file_of_its_test_tree(tmp_path):
         assert cache.tree_fingerprint(tree) == before
     (tree / "ops" / "helpers_added.py").write_text("SHAPE = (2, 3)\n")
     assert cache.tree_fingerprint(tree) != before
+
+
+def test_an_arm_test_cases_own_quantizer_calls_are_in_its_key():
+    """The calls a test makes on its quantizer are made again on the workbench's (ArmTestCase.quantizer_calls),
+    so they change its result: the record the key is taken from (its repr, batch/arm_test_cache.py) says them,
+    in order."""
+    import torch
+
+    from workbench.stack.arm_test_record import fold
+
+    base = {"file": "misc/test_x.py", "test": "test_x_tosa_INT", "param": ""}
+    sigmoid = ("quantizer.set_module_type", (torch.nn.Sigmoid, None), {})
+    io = ("quantizer.set_io", (None,), {})
+    records = {repr(fold("TosaPipelineINT", {}, calls, base, None)) for calls in ([], [sigmoid], [io], [sigmoid, io],
+                                                                                   [io, sigmoid])}
+    context = cache.environment()
+    keys = {cache.arm_test_key("misc/test_x.py::test_x_tosa_INT", record, "tree", context) for record in records}
+    assert len(records) == len(keys) == 5

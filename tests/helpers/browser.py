@@ -78,7 +78,7 @@ def reap(processes: list, what: str) -> list[str]:
         try:
             killed.append(f"{what} pid {process.pid} ({' '.join(process.cmdline()[:3])})")
             process.kill()
-        except psutil.NoSuchProcess:
+        except psutil.NoSuchProcess:  # it exited on its own meanwhile: nothing to kill
             pass
     psutil.wait_procs(alive, timeout=10)
     return killed

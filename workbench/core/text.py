@@ -20,6 +20,17 @@ def readable_reason(reason: str) -> str:
     return _EDGE_OP_SCHEMA.sub(r"\1", reason)
 
 
+def short_repr(value) -> str:
+    """`repr(value)`, cut to under 120 characters."""
+    text = repr(value)
+    return text if len(text) < 120 else text[:117] + "..."
+
+
+def call_text(name: str, args: tuple, kwargs: dict) -> str:
+    """A call as text, `name(arg, key=value)`, each value as short_repr gives it."""
+    return f"{name}({', '.join([short_repr(a) for a in args] + [f'{k}={short_repr(v)}' for k, v in kwargs.items()])})"
+
+
 def shortened(text: str, width: int) -> str:
     """`text` cut to at most `width` characters, with an ellipsis, at a word boundary unless one word fills more
     than half of it."""

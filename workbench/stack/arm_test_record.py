@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..core.quantization import DEFAULT, Quantization, parse
+from ..core.text import call_text, short_repr
 
 EXIR_PREFIX = "executorch_exir_dialects_edge__ops_"
 HIGHER_ORDER_PREFIX = "torch.ops.higher_order."
@@ -103,16 +104,6 @@ def _edge_op(name: str) -> str:
     return str(name).removeprefix(EXIR_PREFIX).removeprefix(HIGHER_ORDER_PREFIX)
 
 
-def _short(value) -> str:
-    text = repr(value)
-    return text if len(text) < 120 else text[:117] + "..."
-
-
-def _call_text(name: str, args, kwargs) -> str:
-    shown = [_short(a) for a in args] + [f"{k}={_short(v)}" for k, v in kwargs.items()]
-    return f"{name}({', '.join(shown)})"
-
-
 def _inputs(data):
     import torch
 
@@ -126,7 +117,7 @@ def _describe(value) -> str:
         return f"{tuple(value.shape)}:{str(value.dtype).removeprefix('torch.')}"
     if isinstance(value, (tuple, list)):
         return "(" + ", ".join(_describe(v) for v in value) + ")"
-    return _short(value)
+    return short_repr(value)
 
 
 def _passes(given) -> tuple:
@@ -254,7 +245,7 @@ def _fold_calls(fields: dict, log: list) -> None:
     """The test's calls on its pipeline (or ArmTester chain) after building it, folded into `fields`."""
     calls, settings, replayed = [], list(fields["quantizer_settings"]), []
     for name, args, kwargs in log:
-        calls.append(_call_text(name, args, kwargs))
+        calls.append(call_text(name, args, kwargs))
         stage = args[0] if args and isinstance(args[0], str) else None
         method = name.removeprefix("quantizer.")
         if name == "pop_stage" and stage:
@@ -266,7 +257,7 @@ def _fold_calls(fields: dict, log: list) -> None:
             # to_executorch (TosaPipelineFP/INT.__init__ add the run stage last), which no result shows
             fields["compare"] = False
         elif name == "change_args" and stage == "quantize" and fields["quantization"]:
-            settings.append(_call_text(name, args, kwargs))  # its own quantizer object, kept as it is said
+            settings.append(call_text(name, args, kwargs))  # its own quantizer object, kept as it is said
         elif name == "change_args" and stage:
             _change(fields, stage, args[1:], kwargs)
         elif name == "add_stage_after" and args[:1] == ("to_edge_transform_and_lower",) and len(args) > 2 \
@@ -280,7 +271,7 @@ def _fold_calls(fields: dict, log: list) -> None:
             if not folded:
                 replayed.append((method, args, kwargs))
         elif name.startswith("quantizer.") or (name.startswith("tester.") and "quant" in name):
-            settings.append(_call_text(name, args, kwargs))
+            settings.append(call_text(name, args, kwargs))
         elif fields["pipeline"] == TESTER:
             _tester_call(fields, name, args, kwargs)
     fields.update(calls=tuple(calls), quantizer_settings=tuple(settings), quantizer_calls=tuple(replayed))

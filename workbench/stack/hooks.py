@@ -110,6 +110,3 @@ def report() -> list[dict]:
     """Every hook with its verdict, for `workbench doctor`."""
     return [{"name": h.name, "status": status(k).split(":", 1)[0], "detail": status(k), "used_for": h.used_for,
              "without_it": ("degrades: " if h.degrades else "refuses: ") + h.lost} for k, h in HOOKS.items()]
-
-
-# --- accessors: the only readers of these names -------------------------------------------------------------------

@@ -170,6 +170,8 @@ for _hook in (
     hooks.register(_hook)
 
 
+# --- accessors: the only readers of these names -------------------------------------------------------------------
+
 def _reasons_of(reporter):
     return getattr(reporter, "_rejected_nodes", None)
 

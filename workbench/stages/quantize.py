@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from ..core.outcomes import Stage
 from ..core.quantization import DEFAULT, Quantization
+from ..core.text import call_text
 from ..stack import ethos_u, internals, loader
 from .spec import StageSpec
 from .state import Prepared, copied, flatten_outputs
@@ -29,7 +30,7 @@ def run(state: Prepared) -> None:
                             target=state.quantize_target, calls=state.quantizer_calls)
     if state.quantizer_calls:
         state.notes.append("quantized with the case's own quantizer calls after its configuration: "
-                           + "; ".join(call_text(call) for call in state.quantizer_calls))
+                           + "; ".join(call_text(*call) for call in state.quantizer_calls))
     with torch.no_grad():
         state.expected = flatten_outputs(state.module(*copied(state.inputs)))
     state.output_quantization = output_quantization(state.module)
@@ -62,13 +63,6 @@ def quantizer_profile(profile, quantization: Quantization) -> str:
     named = profile.name if profile.supports_int else f"TOSA-{profile.version}+INT"
     wants_int16 = quantization.activations == "int16" and not profile.declares("int16")
     return named + ("+int16" if wants_int16 else "")
-
-
-def call_text(call: tuple) -> str:
-    """"set_module_type(Sigmoid, None)" for a quantizer call (method, args, kwargs)."""
-    method, args, kwargs = call
-    shown = [getattr(a, "__name__", None) or type(a).__name__ if a is not None else "None" for a in args]
-    return f"{method}({', '.join(shown + [f'{k}=...' for k in kwargs])})"
 
 
 def quantize(module, inputs: tuple, profile: str, quantization: Quantization | None = None, *, target=None,
