@@ -192,7 +192,7 @@ METHOD = [
     "  pipelines in its body, one test to pytest and several cases to the workbench, is left out). `python -m",
     "  pytest -n 2 -p no:cacheprovider <ids>` runs in the installed executorch's backends/arm/test folder (an empty",
     "  ini keeps this repository's pytest settings out; no FVP is installed, so its verdict is the one without the",
-    "  FVP); then `run_arm_tests(files, cap=1, only=ids, workers=2)` in a new process (`python -c`, its imports",
+    "  FVP); then `run_arm_tests(ids, cap=1, workers=2)` in a new process (`python -c`, its imports",
     "  counted as pytest's are) on an empty cache folder (cold: it reads the test files and runs every case), then",
     "  again on that folder (warm: every row must come from the cache). Each wall time is start to exit, once",
     "  (`benchmarks/sections_arm_tests.py`).",

@@ -36,8 +36,8 @@ WORKBENCH_RUN = """
 import json, sys
 import workbench
 given = json.load(open(sys.argv[-1]))
-table = workbench.cases.run_arm_tests(given["files"], cap=1, only=given["ids"], workers=given["workers"],
-                                      progress=False, cache=given["cache"])
+table = workbench.cases.run_arm_tests(given["ids"], cap=1, workers=given["workers"], progress=False,
+                                      cache=given["cache"])
 print(json.dumps({"rows": len(table), "cached": int(table["cached"].sum()), "agrees": int(table["agrees"].sum())}))
 """
 SUMMARY_WORDS = r"(\d+) (passed|failed|xfailed|xpassed|skipped|errors?|deselected)"

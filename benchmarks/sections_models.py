@@ -72,7 +72,8 @@ def graph_at_scale(table: Table, config: Settings) -> None:
     if graphviz_missing():
         table.add(8, Row("graph at 300 nodes", f"failed: {graphviz_missing()}"))
         return
-    result = workbench.run_model(*stacked_blocks(), "TOSA-1.0+FP", name="stacked_blocks")
+    case = workbench.Case.model(*stacked_blocks(), "TOSA-1.0+FP")
+    result = workbench.run(case.replace(name="stacked_blocks"))
     view = GraphView()
     shown = statistics.median(timed(lambda: view.show(result)) for _ in range(config.reps))
     searched = statistics.median(timed(lambda: setattr(view.search, "value", f"aten_relu_default_{n}"))

@@ -42,6 +42,19 @@ def test_a_selection_is_paths_under_backends_arm_test_with_globs():
         select_files("ops/test_nothing_here.py", folder)
 
 
+def test_a_selection_of_pytest_node_ids_chooses_those_tests_of_their_files():
+    add = "ops/test_add.py::test_add_tensor_tosa_FP[5d_float]"
+    mul = "ops/test_mul.py::test_mul_tensor_tosa_FP[op_mul_rank1_rand]"
+    assert arm_tests.node_ids([add, mul, add]) == (["ops/test_add.py", "ops/test_mul.py"], {add, mul})
+    assert arm_tests.node_ids("ops/") == (["ops/"], None)
+    with pytest.raises(WorkbenchError, match="names test files or test ids, not both: 'ops/test_mul.py'"):
+        arm_tests.node_ids([add, "ops/test_mul.py"])
+    cases = from_arm_tests("ops/test_cumsum.py", cap=1)
+    chosen = cases.only([cases[0].test_id])
+    assert [c.test_id for c in chosen] == [cases[0].test_id] and chosen.census == cases.census
+    assert (chosen.selection, chosen.cap, chosen.files) == (cases.selection, cases.cap, cases.files)
+
+
 def test_what_a_test_expects_is_read_from_it():
     cases = from_arm_tests(["ops/test_cumsum.py", "ops/test_where.py"])
     by_id = {c.test_id: c for c in cases}
@@ -99,7 +112,7 @@ def test_the_workbench_agrees_with_executorchs_own_arm_tests():
     started = time.monotonic()
     cases = from_arm_tests(AGREEMENT_FILES, cap=CAP)
     tosa = [c.test_id for c in cases if not any(part in c.test for part in ETHOS_U_NAMES)]  # Ethos-U: below
-    table = run_arm_tests(cases, only=tosa, workers=None, progress=False)
+    table = run_arm_tests(cases.only(tosa), workers=None, progress=False)
     seconds = time.monotonic() - started
     print(agreement_text(table))
     print(f"{len(table)} cases of {len(AGREEMENT_FILES)} files in {seconds:.0f} s")
@@ -116,7 +129,7 @@ def test_every_ethos_u_verdict_agrees_with_executorchs_u55_and_u85_tests():
     # CI cost: the first parametrization of each test function (all of them: 181 cases, 181 agree, 265 s)
     cases = from_arm_tests(ETHOS_U_FILES, cap=1)
     ethos_u = [c.test_id for c in cases if any(part in c.test for part in ETHOS_U_NAMES)]
-    table = run_arm_tests(cases, only=ethos_u, workers=None, progress=False)
+    table = run_arm_tests(cases.only(ethos_u), workers=None, progress=False)
     print(agreement_text(table))
     assert len(table) == len(ethos_u) and set(ETHOS_U_FILES) == set(table["file"])
     assert table["agrees"].all(), agreement_text(table)
@@ -156,7 +169,7 @@ def test_a_checkouts_edited_test_file_is_read_from_the_checkout(edited_checkout,
     installed = {c.test_id for c in from_arm_tests("ops/test_cumsum.py")}  # this process: the installed tests
     assert f"{CUMSUM_FP}[1d_dim0_checkout]" not in installed and f"{CUMSUM_FP}[1d_dim0]" in installed
 
-    table = run_arm_tests(checkout_cases, only=[f"{CUMSUM_FP}[1d_dim0_checkout]", f"{CUMSUM_FP}[2d_dim1]"],
+    table = run_arm_tests(checkout_cases.only([f"{CUMSUM_FP}[1d_dim0_checkout]", f"{CUMSUM_FP}[2d_dim1]"]),
                           progress=False)
     rows = table.set_index("test_id")
     assert len(rows) == 2 and rows["arm_backend"].str.contains("checkout").all(), rows["arm_backend"]

@@ -32,8 +32,7 @@ def test_a_run_on_a_dask_cluster_gives_the_local_table_and_coverage():
                       host="127.0.0.1") as cluster:
         remote = run_arm_tests(FILES, cap=1, cache=False, progress=False, scheduler=cluster.scheduler_address)
         chosen = local["test_id"].iloc[0]
-        only_one = run_arm_tests(FILES, cap=1, only=[chosen], cache=False, progress=False,
-                                 scheduler=cluster.scheduler_address)
+        only_one = run_arm_tests([chosen], cap=1, cache=False, progress=False, scheduler=cluster.scheduler_address)
     assert len(local) >= 2 and set(local["file"]) == set(FILES)
     assert _compared(remote).equals(_compared(local))
     assert list(remote["file"].drop_duplicates()) == FILES  # joined in file order
@@ -43,10 +42,10 @@ def test_a_run_on_a_dask_cluster_gives_the_local_table_and_coverage():
     assert {k: remote_coverage[k] for k in COUNTS} == {k: local_coverage[k] for k in COUNTS}
     assert local_coverage["files"] == len(FILES) and local_coverage["cases_read"] > 0
     assert _unread(remote_coverage) == _unread(local_coverage)
-    # `only` chooses the rows; every selected file is still read and counted
+    # a node id chooses its row, and its file is the one read and counted
     assert list(only_one["test_id"]) == [chosen]
     assert only_one["outcome"].item() == local.loc[local["test_id"] == chosen, "outcome"].item()
-    assert {k: only_one.attrs["coverage"][k] for k in COUNTS} == {k: local_coverage[k] for k in COUNTS}
+    assert only_one.attrs["coverage"]["files"] == 1 and only_one.attrs["coverage"]["cases_read"] >= 1
 
 
 def test_a_cluster_run_refuses_another_arm_backend_and_a_bad_address_before_any_work(tmp_path):

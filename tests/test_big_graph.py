@@ -254,7 +254,8 @@ def test_stacked_blocks_through_the_real_stack():
     import workbench
     from workbench.catalogue.big_graph import stacked_blocks
 
-    result = workbench.run_model(*stacked_blocks(), "TOSA-1.0+FP", name="stacked_blocks")
+    case = workbench.Case.model(*stacked_blocks(), "TOSA-1.0+FP")
+    result = workbench.run(case.replace(name="stacked_blocks"))
     assert (str(result.outcome), str(result.numerics), len(result.nodes)) == ("partial", "match", 336)
     structure = graph_structure(result)
     delegates = [g for g in structure.groups.values() if g.kind == "tosa"]

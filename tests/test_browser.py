@@ -654,7 +654,8 @@ def test_a_300_node_graph_is_collapsed_searchable_and_expandable(explorer):
     search for a node name finds it in its collapsed delegate, expanding that delegate shows the node outlined."""
     with explorer.screenshot_on_failure("big-graph") as ui:
         _run_new_cell(ui.page, "from workbench.catalogue.big_graph import stacked_blocks\n"
-                               "big = workbench.run_model(*stacked_blocks(), 'TOSA-1.0+FP', name='stacked_blocks')\n"
+                               "case = workbench.Case.model(*stacked_blocks(), 'TOSA-1.0+FP')\n"
+                               "big = workbench.run(case.replace(name='stacked_blocks'))\n"
                                "explorer.show(big)", BIG_GRAPH_SECONDS)
         ui.expect(ui.status).to_have_text(re.compile(r"^stacked_blocks \[float32\] TOSA-1\.0\+FP: outcome partial"))
         ui.tab("Partition graph")

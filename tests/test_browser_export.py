@@ -35,7 +35,8 @@ def exported(shots, tmp_path_factory):
     import workbench
     from workbench.catalogue.big_graph import stacked_blocks
 
-    result = workbench.run_model(*stacked_blocks(), "TOSA-1.0+FP", name="stacked_blocks")
+    case = workbench.Case.model(*stacked_blocks(), "TOSA-1.0+FP")
+    result = workbench.run(case.replace(name="stacked_blocks"))
     assert len(result.nodes) == 336
     return result, export_html(result, tmp_path_factory.mktemp("export") / "stacked_blocks.html")
 

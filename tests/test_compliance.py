@@ -29,7 +29,7 @@ def test_executorchs_bmm_test_with_cancelling_terms_matches_under_the_matmul_bou
     """The outside truth: executorch's own test passes; the dtype tolerance alone would call it a mismatch."""
     from workbench.batch.arm_tests import from_arm_tests, run_arm_tests
 
-    table = run_arm_tests(from_arm_tests("ops/test_bmm.py"), only=[BMM_SINGLE_INPUT], workers=None, progress=False)
+    table = run_arm_tests(from_arm_tests("ops/test_bmm.py").only([BMM_SINGLE_INPUT]), workers=None, progress=False)
     (row,) = table.to_dict("records")
     assert row["numerics"] == Numerics.MATCH and row["agrees"], row
     assert row["mismatches"] >= 1, "the float32 tolerance alone no longer fails this case: the test proves nothing"

@@ -22,7 +22,7 @@ def conv_block(conv_block_of):
 
 @pytest.fixture(scope="module", params=["ethos-u55-128", "ethos-u85-256"])
 def npu_result(request, conv_block):
-    return workbench.run_model(*conv_block, request.param, quantize=True)
+    return workbench.run_model(*conv_block, request.param, quantization="int8")
 
 
 @pytest.mark.slow
@@ -70,7 +70,7 @@ def test_the_users_process_keeps_executorchs_vela_compile_and_sees_no_vela_outpu
 
 
 def test_targets_of_one_family_share_one_quantized_export(conv_block):
-    cases = [workbench.Case.model(*conv_block, target, quantize=True)
+    cases = [workbench.Case.model(*conv_block, target, quantization="int8")
              for target in ("ethos-u55-64", "ethos-u55-256", "ethos-u85-512")]
     keys = [case.export_key for case in cases]
     assert keys[0] == keys[1] != keys[2]
@@ -99,7 +99,7 @@ def test_a_target_names_its_configuration_only_when_it_is_not_executorchs_defaul
 
 @pytest.mark.slow
 def test_a_chosen_system_configuration_reaches_vela(conv_block):
-    result = workbench.run_model(*conv_block, "ethos-u85-256:Ethos_U85_SYS_DRAM_High:Shared_Sram", quantize=True)
+    result = workbench.run_model(*conv_block, "ethos-u85-256:Ethos_U85_SYS_DRAM_High:Shared_Sram", quantization="int8")
     report = result.delegates[0].vela
     assert (report.system_configuration, report.memory_mode) == ("Ethos_U85_SYS_DRAM_High", "Shared_Sram")
 
@@ -125,7 +125,7 @@ def test_masked_fill_under_u55_is_quantized_for_u55_and_stays_on_cpu_as_executor
             return x.masked_fill(mask, 1.5)
 
     x = torch.rand(1, 3, 4, 4)
-    result = workbench.run_model(MaskedFill(), (x, x > 0.5), "TOSA-1.0+INT+u55", quantize=True)
+    result = workbench.run_model(MaskedFill(), (x, x > 0.5), "TOSA-1.0+INT+u55", quantization="int8")
     assert result.case.quantizer_profile == "TOSA-1.0+INT+u55"
     assert result.outcome is Outcome.FALLBACK and not result.delegates
     assert "aten.where.self" in {node.target for node in result.cpu_nodes}

@@ -52,7 +52,7 @@ def test_quantized_modules_whose_quantizer_passes_retrace_are_delegated(name, mo
     # These once ended in export_error ("call_module is not supported"): the exported module carried a guard
     # submodule that executorch's own callers never get.
     module, inputs = models.quantized[name]
-    result = workbench.run_model(module, inputs, "TOSA-1.0+INT", quantize=True)
+    result = workbench.run_model(module, inputs, "TOSA-1.0+INT", quantization="int8")
     assert (result.outcome, result.numerics) == (Outcome.DELEGATED, Numerics.MATCH), result
 
 

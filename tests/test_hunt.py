@@ -142,7 +142,7 @@ def test_bad_hunt_input_is_one_line_and_exit_2_before_any_work(capsys):
 @pytest.mark.slow
 def test_a_seeded_hunt_finds_confirms_and_repeats_from_the_cache(tmp_path, capsys):
     matrix = workbench.Matrix(dtypes=["int64"], profiles=[INT64], policies=["ext-int64-first-draft"])
-    found = workbench.hunt(matrix, programs=96, seed=0, workers=2, cache=tmp_path, progress=False)
+    found = workbench.hunt(matrix, programs=96, workers=2, cache=tmp_path, progress=False)
     stats = found.stats
     assert stats.generated == 96 == stats.run + sum(stats.discarded.values())
     assert sum(stats.outcomes.values()) == stats.run and stats.broke >= len(found.findings) > 3
@@ -152,7 +152,7 @@ def test_a_seeded_hunt_finds_confirms_and_repeats_from_the_cache(tmp_path, capsy
     origins = {(f.origin_op, f.root_cause) for f in found.findings}
     assert ("aten.slice.Tensor", "CONCAT requires matching dtypes, got torch.int64 and torch.int32") in origins
     assert len({f.key for f in found.findings}) == len(found.findings)
-    again = workbench.hunt(matrix, programs=96, seed=0, workers=2, cache=tmp_path, progress=False)
+    again = workbench.hunt(matrix, programs=96, workers=2, cache=tmp_path, progress=False)
     assert [f.program.digest for f in again.findings] == [f.program.digest for f in found.findings]
     assert again.stats.cached > 0.9 * again.stats.cases
     assert main(["hunt", "--profile", INT64, "--policy", "ext-int64-first-draft", "--dtypes", "int64",
@@ -167,7 +167,7 @@ def test_a_seeded_hunt_finds_confirms_and_repeats_from_the_cache(tmp_path, capsy
 @pytest.mark.slow
 def test_against_a_baseline_only_what_got_worse_is_a_finding(tmp_path):
     matrix = workbench.Matrix(dtypes=["int64"], profiles=[INT64], policies=["stock"])
-    found = workbench.hunt(matrix, programs=24, seed=1, against="TOSA-1.1+INT", workers=2, cache=tmp_path,
+    found = workbench.hunt(matrix.replace(seed=1), programs=24, against="TOSA-1.1+INT", workers=2, cache=tmp_path,
                            progress=False)
     assert found.findings
     for finding in found.findings:
@@ -179,11 +179,11 @@ def test_against_a_baseline_only_what_got_worse_is_a_finding(tmp_path):
 def test_a_hunt_on_a_dask_cluster_finds_what_the_local_one_finds(tmp_path):
     from distributed import LocalCluster
 
-    matrix = workbench.Matrix(dtypes=["int64"], profiles=[INT64], policies=["ext-int64-first-draft"])
-    local = workbench.hunt(matrix, programs=12, seed=3, workers=2, cache=False, progress=False)
+    matrix = workbench.Matrix(dtypes=["int64"], profiles=[INT64], policies=["ext-int64-first-draft"], seed=3)
+    local = workbench.hunt(matrix, programs=12, workers=2, cache=False, progress=False)
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
                       host="127.0.0.1") as cluster:
-        remote = workbench.hunt(matrix, programs=12, seed=3, workers=2, cache=False, progress=False,
+        remote = workbench.hunt(matrix, programs=12, workers=2, cache=False, progress=False,
                                 scheduler=cluster.scheduler_address)
     assert local.findings and [f.key for f in remote.findings] == [f.key for f in local.findings]
     assert [f.program.digest for f in remote.findings] == [f.program.digest for f in local.findings]
@@ -195,7 +195,7 @@ def test_against_another_arm_backend_the_baseline_runs_there_and_only_what_is_wo
     # the branch applies executorch's int64 check under +int64 too: there int64 nodes fall back, here they fail
     branch = checkouts.int64_check_always_branch(tmp_path / "executorch")
     matrix = workbench.Matrix(dtypes=["int64"], profiles=[INT64], policies=["stock"])
-    found = workbench.hunt(matrix, programs=8, seed=0, against=str(branch), workers=2, cache=tmp_path / "cache",
+    found = workbench.hunt(matrix, programs=8, against=str(branch), workers=2, cache=tmp_path / "cache",
                            progress=False)
     assert found.findings and found.stats.broke >= len(found.findings)
     for finding in found.findings:

@@ -39,6 +39,27 @@ def test_a_configuration_belongs_to_quantized_cases_only():
     assert case.export_key != case.replace(quantization="int8").export_key
 
 
+def test_a_model_case_is_quantized_by_one_argument_that_names_its_configuration():
+    import torch
+
+    module, inputs = torch.nn.ReLU(), (torch.rand(2, 3),)
+    float_case = workbench.Case.model(module, inputs, "TOSA-1.0+FP")
+    assert not float_case.quantize and float_case.quantization is None and float_case.dtype == "float32"
+    int8 = workbench.Case.model(module, inputs, "TOSA-1.0+INT", quantization="int8")
+    assert int8.quantize and int8.quantization_name == "int8" and int8.dtype == "qint8"
+    assert workbench.Case.model(module, inputs, "TOSA-1.0+INT+int16", quantization="a16w8").quantization_name == \
+        "a16w8"
+    for bad in (True, "a16w4"):
+        with pytest.raises(WorkbenchError, match="quantization"):
+            workbench.Case.model(module, inputs, "TOSA-1.0+INT", quantization=bad)
+    with pytest.raises(TypeError, match="quantize"):
+        workbench.Case.model(module, inputs, "TOSA-1.0+INT", quantize=True)
+    named = int8.replace(name="relu block")
+    assert named.name == "relu block" and named.quantization is int8.quantization
+    with pytest.raises(WorkbenchError, match="a model case takes a non-empty name"):
+        workbench.Case.of("add", "int32", "TOSA-1.0+INT").replace(name="other")
+
+
 def test_the_cli_refuses_an_unknown_configuration_in_one_line_before_any_work(tmp_path):
     done = subprocess.run([sys.executable, "-m", "workbench", "sweep", "--ops", "add", "--dtypes", "qint8",
                            "--quantization", "a16w4", "--out", str(tmp_path / "x.csv")],
@@ -107,7 +128,7 @@ def executorch_int_pipeline(module, inputs, *, per_channel: bool, extensions: li
 def test_the_same_tosa_graph_as_executorchs_pipeline(name, profile, per_channel, extensions, conv_relu_avgpool):
     module, inputs = conv_relu_avgpool
     theirs = executorch_int_pipeline(module, inputs, per_channel=per_channel, extensions=extensions)
-    ours = workbench.run_model(module, inputs, profile, quantize=name)
+    ours = workbench.run_model(module, inputs, profile, quantization=name)
     assert (ours.outcome, ours.numerics, ours.quantization) == (workbench.Outcome.DELEGATED,
                                                                 workbench.Numerics.MATCH, name), ours
     assert [bytes(d.flatbuffer) for d in ours.delegates] == theirs  # same quantization, same graph: same numbers
@@ -136,7 +157,7 @@ def test_bmm_under_u55_is_delegated_as_int8_and_not_as_a16w8_as_executorchs_test
     pipeline.run()  # executorch's own verdict: not delegated
 
     def bmm_delegated(name):
-        result = workbench.run_model(Bmm(), inputs, "TOSA-1.0+INT+int16+u55", quantize=name)
+        result = workbench.run_model(Bmm(), inputs, "TOSA-1.0+INT+int16+u55", quantization=name)
         (bmm,) = [n for n in result.nodes if n.target == "aten.bmm.default"]
         return bmm.delegated, bmm.reason
 
@@ -179,7 +200,7 @@ def test_a_real_multi_step_difference_is_a_mismatch_in_steps_as_executorch_says_
     with pytest.raises(AssertionError, match="does not match reference output"):
         pipeline.run()
 
-    result = workbench.run_model(LogNearZero(), inputs, "TOSA-1.0+INT+int16", quantize="a16w8", trace=True)
+    result = workbench.run_model(LogNearZero(), inputs, "TOSA-1.0+INT+int16", quantization="a16w8", trace=True)
     (output,) = result.outputs
     assert result.numerics is workbench.Numerics.MISMATCH and output.max_steps > 100, output.steps_text()
     first = result.first_divergence  # the TABLE's INT32 values, in the steps of the RESCALE that follows it
@@ -242,8 +263,7 @@ def test_a_tests_own_quantizer_calls_and_a_while_loops_body_are_quantized_as_exe
     ids = ["misc/test_quant_custom_meta.py::test_qdq_squeezed_fp_op_tosa_INT_FP[False]",
            "misc/test_quant_custom_meta.py::test_quantized_to_float_transition_tosa_INT_FP[False]",
            "ops/test_while.py::test_while_loop_tosa_INT[two_in_two_out]"]
-    table = workbench.cases.run_arm_tests(["misc/test_quant_custom_meta.py", "ops/test_while.py"], only=ids,
-                                          workers=1, progress=False, cache=False).set_index("test_id")
+    table = workbench.cases.run_arm_tests(ids, workers=1, progress=False, cache=False).set_index("test_id")
     assert list(table.index) == ids and table["agrees"].all(), table[["outcome", "disagreement"]]
     assert list(table["outcome"]) == ["partial", "partial", "delegated"]
     cases = {c.test_id: c for c in workbench.cases.from_arm_tests(["ops/test_while.py"])}

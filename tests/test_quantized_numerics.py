@@ -31,7 +31,7 @@ def quantized_results(torch):
     results = {}
     for seed in (1, 2):
         module, inputs = conv_relu_pool(torch, seed)
-        results[seed] = workbench.run_model(module, inputs, "TOSA-1.0+INT", quantize=True), inputs
+        results[seed] = workbench.run_model(module, inputs, "TOSA-1.0+INT", quantization="int8"), inputs
     return results
 
 

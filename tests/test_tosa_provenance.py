@@ -76,7 +76,7 @@ def test_the_record_leaves_the_flatbuffer_as_executorch_makes_it(conv_block, flo
 
 
 def test_quantized_conv_block_rescale_and_folded_nodes(conv_block):
-    result = workbench.run_model(*conv_block, "TOSA-1.0+INT", quantize=True)
+    result = workbench.run_model(*conv_block, "TOSA-1.0+INT", quantization="int8")
     nodes = {n.name: n for n in result.nodes}
     assert nodes["aten_convolution_default"].tosa_ops == ("TRANSPOSE", "CONV2D", "RESCALE")
     found = _accounted(result)

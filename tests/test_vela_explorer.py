@@ -36,7 +36,7 @@ CONV = "aten_convolution_default"
 
 @pytest.fixture(scope="module")
 def npu_result(conv_block):
-    result = workbench.run_model(*conv_block, "ethos-u55-128", quantize=True)
+    result = workbench.run_model(*conv_block, "ethos-u55-128", quantization="int8")
     assert result.outcome is Outcome.DELEGATED and result.delegates[0].vela is not None, result
     return result
 

@@ -74,6 +74,13 @@ class ArmTestCases(list):
     def runnable(self) -> list[ArmTestCase]:
         return [c for c in self if c.runnable]
 
+    def only(self, test_ids) -> "ArmTestCases":
+        """These cases with only those of `test_ids` (what they were read from kept)."""
+        keep = set(test_ids)
+        return ArmTestCases([c for c in self if c.test_id in keep], selection=self.selection, backend=self.backend,
+                            cap=self.cap, files=self.files, import_failures=self.import_failures,
+                            census=self.census)
+
 
 # --- which files, which backend ----------------------------------------------------------------------------------
 
@@ -90,11 +97,31 @@ def tests_folder(backend=None) -> Path:
 TREE_FOLDERS = ("ops", "misc", "models", "quantizer", "passes")  # the test tree's folders whose files hold tests
 
 
+def selection_items(selection) -> list[str]:
+    """`selection` (one item or several) as a list of strings."""
+    return [str(selection)] if isinstance(selection, (str, os.PathLike)) else [str(s) for s in selection]
+
+
+def node_ids(selection) -> tuple[list[str], set[str] | None]:
+    """(the file patterns, the test ids to keep or None for all) of a selection whose items may be pytest node ids
+    ("ops/test_add.py::test_add_tensor_tosa_FP[5d_float]"): a file named with ids keeps only those, a file named
+    whole keeps all."""
+    items = selection_items(selection)
+    ids = {item for item in items if "::" in item}
+    if not ids:
+        return items, None
+    files = list(dict.fromkeys(item.split("::", 1)[0] for item in items))
+    whole = [item for item in items if "::" not in item]
+    if whole:
+        raise WorkbenchError(f"a selection names test files or test ids, not both: {whole[0]!r} beside "
+                             f"{sorted(ids)[0]!r}; give the ids of that file too, or only files")
+    return files, ids
+
+
 def expand_selection(selection) -> list[str]:
     """`selection` as file patterns: "all" is every test file of TREE_FOLDERS, a folder ("ops/", "ops") its files."""
-    patterns = [selection] if isinstance(selection, (str, os.PathLike)) else list(selection)
     expanded: list[str] = []
-    for pattern in map(str, patterns):
+    for pattern in selection_items(selection):
         if pattern == "all":
             expanded += [f"{folder}/test_*.py" for folder in TREE_FOLDERS]
         elif pattern.rstrip("/") in TREE_FOLDERS:
@@ -175,22 +202,22 @@ def _import_failure(exc: BaseException, folder: Path) -> str:
 # --- running -----------------------------------------------------------------------------------------------------
 
 @scoped
-def run_arm_tests(source, backend=None, *, cap: int | None = None, only=None, workers: int | None = 1,
+def run_arm_tests(source, backend=None, *, cap: int | None = None, workers: int | None = 1,
                   timeout: float | None = None, progress: bool = True, cache=True, scheduler: str | None = None):
     """Run executorch Arm test cases through the workbench; one row per case run.
 
-    source: an ArmTestCases (from_arm_tests), or a selection of test files (then read from `backend` with `cap`).
-    only: test ids to keep. workers: forked children at a time (None: the number of cores). timeout: seconds per
-    case. cache: True (the default location), False, or a folder, as for sweep. scheduler: a Dask scheduler's
-    address: each file is read and run on the cluster's workers instead (dask_runner.py). The frame's attrs hold
-    `import_failures`, `skipped`, `not_captured` and `backend`.
+    source: an ArmTestCases (from_arm_tests; `.only(test_ids)` keeps some), or a selection of test files, or of
+    pytest node ids ("ops/test_add.py::test_add_tensor_tosa_FP[5d_float]"), read from `backend` with `cap`.
+    workers: forked children at a time (None: the number of cores). timeout: seconds per case. cache: True (the
+    default location), False, or a folder, as for sweep. scheduler: a Dask scheduler's address: each file is read
+    and run on the cluster's workers instead (dask_runner.py). The frame's attrs hold `import_failures`,
+    `skipped`, `not_captured` and `backend`.
     """
     if isinstance(source, ArmTestCases):
-        backend, cap = source.backend, source.cap
-        only = [c.test_id for c in source] if only is None else only
-        selection = source.selection
+        backend, cap, selection = source.backend, source.cap, source.selection
+        keep = {c.test_id for c in source}
     else:
-        selection = source
+        selection, keep = node_ids(source)
     if scheduler is not None:
         from .dask_runner import arm_tests_on_dask
 
@@ -198,9 +225,10 @@ def run_arm_tests(source, backend=None, *, cap: int | None = None, only=None, wo
             raise WorkbenchError(f"a Dask cluster's workers run their own Arm backend, this process's, not {backend}: "
                                  "drop backend= or scheduler=, or set WORKBENCH_ARM_BACKEND to it here and there")
         return arm_tests_on_dask(run_arm_tests, select_files(selection, tests_folder(None)), scheduler,
-                                 backend=backend, cap=cap, only=only, timeout=timeout, cache=cache, progress=progress)
+                                 backend=backend, cap=cap, only=keep, timeout=timeout, cache=cache, progress=progress)
     if _other_backend(backend):
-        return _in_fresh_process("run", selection, backend, cap=cap, only=only, workers=workers, timeout=timeout,
+        chosen_ids = selection if keep is None else sorted(keep)
+        return _in_fresh_process("run", chosen_ids, backend, cap=cap, workers=workers, timeout=timeout,
                                  progress=progress, cache=cache if isinstance(cache, bool) else str(cache))
     store = ArmTestCache(cache, tests_folder(None)) if cache else None
     carried = isinstance(source, ArmTestCases) and not any(
@@ -211,7 +239,6 @@ def run_arm_tests(source, backend=None, *, cap: int | None = None, only=None, wo
         cases = _cached_cases(store, selection, cap)
     else:
         cases = from_arm_tests(selection, cap=cap)  # cases read elsewhere: read them again
-    keep = None if only is None else set(only)
     chosen = [c for c in cases if keep is None or c.test_id in keep]
     hits = store.results(chosen) if store is not None else {}
     unread = sorted({c.file for c in chosen if c.module is NOT_LOADED and c.test_id not in hits})

@@ -139,31 +139,33 @@ def _children_allowed():
         process.daemon = daemonic
 
 
-def arm_test_file(run_arm_tests, name: str, arm_backend: dict, cap, only, timeout, cache) -> tuple:
-    """One Dask task: the test file `name` read and its chosen cases run in this worker, as a local run with one
-    forked child at a time; (its table, the table's attrs)."""
+def arm_test_file(run_arm_tests, selection: list[str], arm_backend: dict, cap, timeout, cache) -> tuple:
+    """One Dask task: one test file read and the cases `selection` chooses (the file, or test ids of it) run in this
+    worker, as a local run with one forked child at a time; (its table, the table's attrs)."""
     backends.check_same(arm_backend)
     with _ONE_FILE_AT_A_TIME, _children_allowed():
-        table = run_arm_tests([name], cap=cap, only=only, workers=1, timeout=timeout, progress=False, cache=cache)
+        table = run_arm_tests(selection, cap=cap, workers=1, timeout=timeout, progress=False, cache=cache)
     return table, dict(table.attrs)
 
 
 def arm_tests_on_dask(run_arm_tests, files: list[str], scheduler: str, *, backend=None, cap=None, only=None,
                       timeout=None, cache=True, progress=True):
     """The table of `run_arm_tests` (passed in: it is what each task runs) for the test `files`, one Dask task per
-    file; `only`: test ids to keep; `cache` is each worker's (True: its default folder, a folder: that path where
-    the worker runs). The tables are joined in the order of `files`, their attrs merged."""
+    file; `only`: test ids to keep (a file with none of them is not run); `cache` is each worker's (True: its
+    default folder, a folder: that path where the worker runs). The tables are joined in the order of `files`,
+    their attrs merged."""
     from distributed import Client, as_completed
 
     check_address(scheduler)
-    keep = None if only is None else list(only)
+    chosen = {name: [name] if only is None else sorted(t for t in only if t.split("::", 1)[0] == name)
+              for name in files}
+    files = [name for name in files if chosen[name]]
     arm_backend = loader.arm_backend()
     bar = ProgressBar(progress, len(files), "executorch Arm tests on Dask", "file")
     parts, failures = {}, {}
     with Client(scheduler) as client:
-        futures = {client.submit(arm_test_file, run_arm_tests, name, arm_backend, cap,
-                                 None if keep is None else [t for t in keep if t.split("::", 1)[0] == name],
-                                 timeout, cache if isinstance(cache, bool) else str(cache), pure=False): name
+        futures = {client.submit(arm_test_file, run_arm_tests, chosen[name], arm_backend, cap, timeout,
+                                 cache if isinstance(cache, bool) else str(cache), pure=False): name
                    for name in files}
         for future in as_completed(futures):
             name = futures[future]

@@ -2,7 +2,7 @@
 class, shrunk to a reviewable module and confirmed by a fresh rerun.
 
     matrix = workbench.Matrix(dtypes=["int64"], profiles=["TOSA-1.1+INT+int64"], policies=["ext-int64-first-draft"])
-    found = workbench.hunt(matrix, budget=600, seed=0)
+    found = workbench.hunt(matrix, budget=600)          # programs drawn from matrix.seed
     found.stats                      # programs generated, discarded, run, per outcome
     for finding in found.findings:   # one shrunk representative per class, with its count
         print(finding.label, finding.count)
@@ -43,13 +43,14 @@ def _so_far(stats: HuntStats) -> dict:
 
 
 @scoped
-def hunt(matrix: Matrix, *, budget: float = 60.0, programs: int | None = None, seed: int = 0, against=None,
+def hunt(matrix: Matrix, *, budget: float = 60.0, programs: int | None = None, against=None,
          workers: int | None = None, cache=True, scheduler: str | None = None, progress: bool = True) -> HuntResult:
     """Draw programs over the matrix's dtypes, run each under its profiles x policies, and return the contract's
     findings (one shrunk, confirmed representative per class, with its count) and what the hunt did (`.stats`).
 
-    budget: seconds of search (shrinking and confirming come after it); programs: a number of programs to draw
-    instead (then the hunt is the same on every rerun). against: a policy, or a profile (e.g. the same without an
+    The programs are drawn from `matrix.seed` (Matrix(..., seed=1) draws others). budget: seconds of search
+    (shrinking and confirming come after it); programs: a number of programs to draw instead (then the hunt is the
+    same on every rerun). against: a policy, or a profile (e.g. the same without an
     extension): report only what is worse than under it. cache: True (the default folder), False, or a folder.
     scheduler: a Dask scheduler's address to run the programs on a cluster instead of local workers (`workers`:
     the programs drawn per batch then count the cluster as that many workers).
@@ -65,7 +66,7 @@ def hunt(matrix: Matrix, *, budget: float = 60.0, programs: int | None = None, s
         check_address(scheduler)
         serializable([policy for _, policy in space.pairs])
     runner, stats = Runner(cache, workers, CASE_TIMEOUT_SECONDS, scheduler), HuntStats()
-    classes = _search(space, runner, stats, seed, budget, programs, progress)
+    classes = _search(space, runner, stats, budget, programs, progress)
     start = time.perf_counter()
     elsewhere = _Elsewhere(space, workers, cache)
     classes = elsewhere.worse(classes, stats)
@@ -84,7 +85,7 @@ def hunt(matrix: Matrix, *, budget: float = 60.0, programs: int | None = None, s
     return HuntResult(findings, stats, space.describe())
 
 
-def _search(space: HuntSpace, runner: Runner, stats: HuntStats, seed: int, budget: float, programs: int | None,
+def _search(space: HuntSpace, runner: Runner, stats: HuntStats, budget: float, programs: int | None,
             progress: bool) -> dict:
     """Draw and run programs until the budget is spent; the contract's breaks by class, in order found."""
     start = time.perf_counter()
@@ -96,7 +97,7 @@ def _search(space: HuntSpace, runner: Runner, stats: HuntStats, seed: int, budge
     while (index < programs) if programs is not None else (time.perf_counter() - start < budget):
         batch = []
         while len(batch) < batch_size and (programs is None or index < programs):
-            program = draw_program(seed, index, space.dtypes, dynamic=space.dynamic)
+            program = draw_program(space.seed, index, space.dtypes, dynamic=space.dynamic)
             index += 1
             stats.generated += 1
             reason = "no step drawn" if program is None else "drawn before" if program.digest in seen else \

@@ -24,6 +24,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from ..core.outcomes import Numerics, Outcome, is_quantize_dequantize
+from ..core.quantization import call_arguments
 from ..core.records import CaseResult
 
 BROKEN_OUTCOMES = (Outcome.LOWERING_ERROR, Outcome.VELA_ERROR, Outcome.CRASHED, Outcome.TIMEOUT)
@@ -186,7 +187,7 @@ class Finding:
 
         policy = self.result.policy
         quantize = f" --quantization {self.result.quantization}" if self.result.quantization else ""
-        model_quantize = f", quantize={self.result.quantization!r}" if self.result.quantization else ""
+        model_quantize = call_arguments(self.result.quantization)
         by_name = policy in policies.names() or policy.endswith((".toml", ".yaml", ".yml"))
         command = (f"workbench run finding.py --profile {self.result.profile} --policy {policy}{quantize}\n"
                    if by_name else f"# (policy {policy!r} is a Python object: register it, or pass it to run_model)\n")

@@ -31,6 +31,7 @@ class HuntSpace:
         for dtype in matrix.dtypes:
             _dtypes.get(dtype)
         self.dtypes = tuple(matrix.dtypes)
+        self.seed = matrix.seed
         self.quantization = matrix.quantization if "qint8" in self.dtypes else None
         if self.quantization is not None and len(self.dtypes) > 1:
             raise WorkbenchError("qint8 programs are float programs for the quantizer: hunt qint8 on its own")
@@ -56,7 +57,7 @@ class HuntSpace:
     def describe(self) -> str:
         pairs = ", ".join(f"{profile.name} with {policy.name}" for profile, policy in self.pairs)
         against = f", against {self.against}" if self.against else ""
-        return f"hunt over {'/'.join(self.dtypes)} programs under {pairs}{against}"
+        return f"hunt over {'/'.join(self.dtypes)} programs (seed {self.seed}) under {pairs}{against}"
 
 
 def _looks_like_profile(text: str) -> bool:

@@ -50,10 +50,10 @@ def run(args) -> None:
     if args.out is not None and not Path(args.out).expanduser().parent.is_dir():
         raise WorkbenchError(f"--out {args.out}: its folder does not exist")
     given = {"dtypes": args.dtypes, "profiles": args.profile, "policies": args.policy,
-             "quantization": args.quantization}
+             "quantization": args.quantization, "seed": args.seed}
     matrix = Matrix(**{name: value for name, value in given.items() if value is not None})
     cache = cache_of(args)
-    found = hunt(matrix, budget=args.budget, programs=args.programs, seed=args.seed, against=args.against,
+    found = hunt(matrix, budget=args.budget, programs=args.programs, against=args.against,
                  workers=args.workers, cache=cache, scheduler=args.scheduler, progress=not args.json)
     print(json.dumps(found.to_dict(), indent=2) if args.json else found)
     if args.out:

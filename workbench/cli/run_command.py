@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from ..core.errors import WorkbenchError
+from ..core.quantization import DEFAULT
 from ..core.text import format_result
 
 
@@ -63,7 +64,8 @@ def _file_case(args):
     if chosen is None or "inputs" not in namespace:
         raise WorkbenchError(f"{path} must define one torch.nn.Module class (or one named Program) and its example "
                              f"`inputs` (a tuple of tensors); found classes {[c.__name__ for c in classes]}")
-    quantize = args.quantization or (args.dtype == "qint8")
-    return Case.model(chosen(), namespace["inputs"], args.profile, policy=args.policy, quantize=quantize,
-                      dynamic_shapes=namespace.get("dynamic_shapes"), name=f"model:{path.stem}",
-                      transform_passes=args.transform_passes, trace=args.trace)
+    quantization = args.quantization or (DEFAULT.name if args.dtype == "qint8" else None)
+    case = Case.model(chosen(), namespace["inputs"], args.profile, policy=args.policy, quantization=quantization,
+                      dynamic_shapes=namespace.get("dynamic_shapes"), transform_passes=args.transform_passes,
+                      trace=args.trace)
+    return case.replace(name=f"model:{path.stem}")

@@ -77,12 +77,10 @@ def parse(value) -> Quantization:
                         epsilon=epsilons[0] if epsilons else None)
 
 
-def call_arguments(name: str, *, model: bool) -> str:
-    """The keyword arguments of run_case (model=False) or run_model that quantize as a result's `quantization`
-    names, each with its leading comma ("" for a case that is not quantized)."""
-    if not name:
-        return ""
-    return ", quantize=True" if model and name == DEFAULT.name else f", quantization={name!r}"
+def call_arguments(name: str) -> str:
+    """The keyword argument of Case.of/Case.model (run_case/run_model) that quantizes as a result's
+    `quantization` names, with its leading comma ("" for a case that is not quantized)."""
+    return f", quantization={name!r}" if name else ""
 
 
 def _epsilon(text: str) -> float | None:

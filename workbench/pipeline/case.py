@@ -1,8 +1,8 @@
 """A case: what one run is, as one value that travels with its result.
 
     case = Case.of("cumsum", "int64", "TOSA-1.1+INT+int64", policy="ext-int64-allowlist")
-    case = Case.model(module, (x,), "TOSA-1.0+INT", quantize=True)
-    case = Case.model(module, (x,), "TOSA-1.0+INT+int16", quantize="a16w8")
+    case = Case.model(module, (x,), "TOSA-1.0+INT", quantization="int8")
+    case = Case.model(module, (x,), "TOSA-1.0+INT+int16", quantization="a16w8")
     result = workbench.run(case)            # result.case is case
     workbench.run(result.case.replace(profile="TOSA-1.0+FP"))
 
@@ -72,24 +72,23 @@ class Case:
                    arm_backend=loader.arm_backend(), trace=_flag("trace", trace))
 
     @classmethod
-    def model(cls, module, inputs, profile, *, policy=None, quantize=False, dynamic_shapes=None,
-              name: str | None = None, transform_passes=None, trace: bool = False) -> "Case":
-        """Any nn.Module on a tuple of example inputs under a TOSA `profile`. quantize=True quantizes the float
-        model with the Arm TOSA quantizer first (int8); a configuration's name quantizes it that way, e.g.
-        quantize="a16w8+per-tensor" (core/quantization.py)."""
+    def model(cls, module, inputs, profile, *, policy=None, quantization: str | None = None, dynamic_shapes=None,
+              transform_passes=None, trace: bool = False) -> "Case":
+        """Any nn.Module on a tuple of example inputs under a TOSA `profile`, named "model:<its class>"
+        (`.replace(name=...)` names it otherwise). A `quantization` quantizes the float model with the Arm TOSA
+        quantizer first, in that configuration: "int8", "a16w8", "a16w8+per-tensor", ... (core/quantization.py);
+        None runs the float model as it is."""
         torch = loader.torch()
         if not isinstance(module, torch.nn.Module):
             raise InputMismatchError(f"a model case needs a torch.nn.Module, got {type(module).__name__}")
         inputs = _checked_inputs(module, inputs)
         dtypes = sorted({str(t.dtype).removeprefix("torch.") for t in inputs if isinstance(t, torch.Tensor)})
-        # quantize: False, True (the default configuration) or a configuration's name
-        configuration = None if isinstance(quantize, bool) else quantize
-        quantize = quantize is not False
-        return cls(name=name or f"model:{type(module).__name__}",
+        quantize = quantization is not None
+        return cls(name=f"model:{type(module).__name__}",
                    dtype="qint8" if quantize else ",".join(dtypes) or None, profile=profiles.parse(profile),
                    policy=policies.get(policy), transform_passes=transform_passes_stage.resolve(transform_passes),
                    seed=None, module=module, inputs=inputs, quantize=quantize,
-                   quantization=_checked_quantization(quantize, configuration, "a model case"),
+                   quantization=_checked_quantization(quantize, quantization, "a model case"),
                    dynamic_shapes=dynamic_shapes, arm_backend=loader.arm_backend(), trace=_flag("trace", trace))
 
     @classmethod
@@ -101,20 +100,20 @@ class Case:
             raise WorkbenchError(f"quantization={quantization!r} applies to a program drawn for the quantizer "
                                  "(dtype qint8), and this one is not")
         module, inputs, dynamic_shapes = program.build()
-        case = cls.model(module, inputs, profile, policy=policy, quantize=(quantization or True) if program.quantize
-                         else False,
-                         dynamic_shapes=dynamic_shapes, name=program.name, trace=trace)
-        return dataclasses.replace(case, program=program)
+        case = cls.model(module, inputs, profile, policy=policy,
+                         quantization=(quantization or _quantization.DEFAULT.name) if program.quantize else None,
+                         dynamic_shapes=dynamic_shapes, trace=trace)
+        return dataclasses.replace(case, name=program.name, program=program)
 
     @classmethod
     def of_arm_test(cls, test) -> "Case":
         """The case one of executorch's own Arm tests builds (an ArmTestCase, stack/arm_test_record.py): its module,
         inputs and profile or Ethos-U target, quantized as it quantizes (its configuration, then its own calls on
         its quantizer), with its transform passes; named by its test id."""
-        case = cls.model(test.module, test.inputs, test.profile, quantize=test.quantization or test.quantize,
-                         dynamic_shapes=test.dynamic_shapes, name=test.test_id,
-                         transform_passes=list(test.passes) or None)
-        return dataclasses.replace(case, quantizer_calls=test.quantizer_calls)
+        quantization = (test.quantization or _quantization.DEFAULT.name) if test.quantize else None
+        case = cls.model(test.module, test.inputs, test.profile, quantization=quantization,
+                         dynamic_shapes=test.dynamic_shapes, transform_passes=list(test.passes) or None)
+        return dataclasses.replace(case, name=test.test_id, quantizer_calls=test.quantizer_calls)
 
     @classmethod
     def from_result(cls, result) -> "Case":
@@ -127,21 +126,25 @@ class Case:
             raise WorkbenchError(
                 f"{result.op!r} is a model's result read back from a file, which holds no module or inputs: make "
                 f"its case again, workbench.Case.model(module, inputs, {result.profile!r}, policy={result.policy!r}"
-                f"{_quantization.call_arguments(result.quantization, model=True)}), and run that")
+                f"{_quantization.call_arguments(result.quantization)}), and run that")
         return cls.of(result.op, result.dtype, result.profile, policy=_registered(result.policy), seed=result.seed,
                       transform_passes=list(result.transform_passes) or None, quantization=result.quantization or None)
 
     def replace(self, **changes) -> "Case":
         """The same case with `profile`, `policy`, `transform_passes`, `quantization`, `trace`, `seed` or `dtype`
-        (a catalogue case's) changed, each checked as when a case is made."""
-        allowed = {"profile", "policy", "transform_passes", "quantization", "trace", "seed", "dtype"}
+        (a catalogue case's), or `name` (a model case's) changed, each checked as when a case is made."""
+        allowed = {"profile", "policy", "transform_passes", "quantization", "trace", "seed", "dtype", "name"}
         unknown = sorted(set(changes) - allowed)
         if unknown:
             raise WorkbenchError(f"a case cannot change {', '.join(unknown)}; "
                                  f"it can change {', '.join(sorted(allowed))}")
         if self.entry is None and ({"seed", "dtype"} & set(changes)):
             raise WorkbenchError("a model case's inputs are its own: make a new case for other seeds or dtypes")
-        checked = {}
+        if "name" in changes and (self.entry is not None or not isinstance(changes["name"], str)
+                                  or not changes["name"]):
+            raise WorkbenchError(f"name={changes['name']!r}: a model case takes a non-empty name; a catalogue "
+                                 "case is named by its operator")
+        checked = {"name": changes["name"]} if "name" in changes else {}
         if "profile" in changes:
             checked["profile"] = profiles.parse(changes["profile"])
         if "policy" in changes:
@@ -221,7 +224,7 @@ def _checked_quantization(quantize: bool, given, what: str):
     if not quantize:
         if given is not None:
             raise WorkbenchError(f"quantization={given!r} applies to quantized cases only, and {what} is not "
-                                 "quantized: choose dtype qint8 for a catalogue operator, quantize=True for a model")
+                                 "quantized: choose dtype qint8 for a catalogue operator, or make the model case with it")
         return None
     return _quantization.DEFAULT if given is None else _quantization.parse(given)
 

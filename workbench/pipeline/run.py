@@ -13,6 +13,8 @@ Every public function here is one workbench call (stack/call_scope.py).
 
 from __future__ import annotations
 
+import inspect
+
 from ..core.errors import WorkbenchError
 from ..core.records import CaseResult
 from ..stack import hooks, loader
@@ -47,32 +49,23 @@ def _run_here(case: Case, on_stage: StageObserver | None) -> CaseResult:
     return lower_and_check(Exports(on_stage).prepared(case), case, on_stage)
 
 
-def run_case(op: str, dtype: str, profile, *, policy=None, seed: int = 0, transform_passes=None,
-             quantization=None, trace: bool = False) -> CaseResult:
-    """Run one catalogue operator with `dtype` inputs (seeded) under a TOSA `profile`: `run(Case.of(...))`.
-
-    transform_passes: extra lowering passes, by name (`workbench.passes.names()`), class or instance (see
-    stages/transform_passes.py). quantization: how a qint8 case is quantized, e.g. "a16w8" (core/quantization.py;
-    default int8). trace=True: also trace every delegate's tensors (result.trace, result.first_divergence). In a
-    child process (crash and hang safe): `run(Case.of(...), isolate=True, timeout=...)`.
-    """
-    case = Case.of(op, dtype, profile, policy=policy, seed=seed, transform_passes=transform_passes,
-                   quantization=quantization, trace=trace)
-    return run(case)
+def run_case(*args, **options) -> CaseResult:
+    """Run one catalogue operator with `dtype` inputs (seeded) under a TOSA `profile`: `run(Case.of(...))`, with
+    Case.of's parameters (transform passes, a qint8 case's quantization, trace). In a child process (crash and
+    hang safe): `run(Case.of(...), isolate=True, timeout=...)`."""
+    return run(Case.of(*args, **options))
 
 
-def run_model(module, inputs, profile, *, policy=None, quantize=False, dynamic_shapes=None,
-              name: str | None = None, transform_passes=None, trace: bool = False) -> CaseResult:
-    """Run any nn.Module on a tuple of example inputs under a TOSA `profile`, in this process: `run(Case.model(...))`.
+def run_model(*args, **options) -> CaseResult:
+    """Run any nn.Module on a tuple of example inputs under a TOSA `profile`, in this process: `run(Case.model(...))`,
+    with Case.model's parameters (quantization="int8" quantizes it first, dynamic shapes, transform passes,
+    trace). In a forked child process (the module need not be picklable): `run(Case.model(...), isolate=True)`."""
+    return run(Case.model(*args, **options))
 
-    quantize=True first quantizes the float model with the Arm TOSA quantizer (symmetric int8); a configuration's
-    name quantizes it that way, e.g. quantize="a16w8" (core/quantization.py). trace=True: also trace every
-    delegate's tensors (result.trace, result.first_divergence). To run it in a child process,
-    `run(Case.model(...), isolate=True)` (the child is forked: the module need not be picklable).
-    """
-    case = Case.model(module, inputs, profile, policy=policy, quantize=quantize, dynamic_shapes=dynamic_shapes,
-                      name=name, transform_passes=transform_passes, trace=trace)
-    return run(case)
+
+# help() and inspect.signature show the parameters Case.of and Case.model check
+run_case.__signature__ = inspect.signature(Case.of).replace(return_annotation=CaseResult)
+run_model.__signature__ = inspect.signature(Case.model).replace(return_annotation=CaseResult)
 
 
 def trace(result: CaseResult) -> CaseResult:

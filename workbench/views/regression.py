@@ -70,7 +70,7 @@ def {_test_name(result)}():
         {result.dtype!r},
         {result.profile!r},
         policy={_policy_expression(result)},
-        seed={result.seed!r},{passes}{_quantization(result, model=False)}
+        seed={result.seed!r},{passes}{_quantization(result)}
     ){_cause(result)}
     assert result.outcome.value == {result.outcome.value!r}, result
     assert result.numerics.value == {result.numerics.value!r}, result
@@ -89,9 +89,9 @@ def _header(result) -> str:
 '''
 
 
-def _quantization(result, *, model: bool) -> str:
+def _quantization(result) -> str:
     """The quantizing keyword argument on a line of its own, with its trailing comma ("" when not quantized)."""
-    argument = call_arguments(result.quantization, model=model).removeprefix(", ")
+    argument = call_arguments(result.quantization).removeprefix(", ")
     return f"\n        {argument}," if argument else ""
 
 
@@ -131,7 +131,7 @@ def {_test_name(result)}():
         program.module(check_guards=False),
         inputs,
         {result.profile!r},
-        policy={_policy_expression(result)},{_quantization(result, model=True)}{passes}
+        policy={_policy_expression(result)},{_quantization(result)}{passes}
     ){_cause(result)}
     assert result.outcome.value == {result.outcome.value!r}, result
     assert result.numerics.value == {result.numerics.value!r}, result
@@ -158,7 +158,7 @@ def _finding_test(finding) -> str:
     """A test of the contract on the finding's program: it fails while the partitioner accepts what lowering
     cannot carry (or delegates what computes other numbers), and passes once those nodes fall back to CPU."""
     result = finding.result
-    quantize = f", quantize={result.quantization!r}" if result.quantization else ""
+    quantize = call_arguments(result.quantization)
     dynamic = ", dynamic_shapes=dynamic_shapes" if finding.program.dynamic else ""
     name = "test_" + re.sub(r"[^0-9a-zA-Z_]+", "_", f"{finding.kind}_{finding.origin_op}_{result.profile}").strip(
         "_").lower()

@@ -239,19 +239,19 @@ def reproduce_code(result) -> str:
     shell_passes += f" --quantization {result.quantization}" if result.quantization else ""
     from ..catalogue import names
 
-    if result.op.startswith("model:") or result.op not in names():  # run_model(..., name=...) names it freely
+    if result.op.startswith("model:") or result.op not in names():  # a model case may be named anything
         return (
             setup +
             f"# {result.op} was your own module: pass it and its example inputs again\n"
             f"result = workbench.run_model(module, inputs, {result.profile!r}, policy={result.policy!r}"
-            f"{call_arguments(result.quantization, model=True)}{passes})\n"
+            f"{call_arguments(result.quantization)}{passes})\n"
             "print(result)\n"
         )
     return (
         setup +
         f"result = workbench.run_case({result.op!r}, {result.dtype!r}, {result.profile!r}, "
         f"policy={result.policy!r}, seed={result.seed!r}{passes}"
-        f"{call_arguments(result.quantization, model=False)})\n"
+        f"{call_arguments(result.quantization)})\n"
         "print(result)\n"
         f"# shell: workbench run {result.op} --dtype {result.dtype} --profile {result.profile} "
         f"--policy {result.policy} --seed {result.seed}{shell_passes}{shell_backend}\n"
