@@ -1,7 +1,7 @@
 """The package's layers and the checker that holds every import to them (used by test_layers.py).
 
 A module may import modules of its own layer and of the layers its row allows; nothing else of the workbench.
-Function-local imports count the same as top-level ones. The README's Layout section shows the same table.
+Function-local imports count the same as top-level ones. docs/layout.md shows the same table.
 """
 
 from __future__ import annotations
@@ -50,7 +50,8 @@ def layer_of(module: str) -> str:
     if parts[1] == "cli":
         return "cli"
     if parts[1] not in ALLOWED:
-        raise ValueError(f"{module} is in no layer; add its folder to tests/helpers/layers.py ALLOWED and the README")
+        raise ValueError(f"{module} is in no layer; add its folder to tests/helpers/layers.py ALLOWED and "
+                         "docs/layout.md")
     return parts[1]
 
 
