@@ -171,7 +171,7 @@ METHOD = [
     "  extended to the lowered program (`exported_program().module()`: its CPU nodes in PyTorch, each delegate call",
     "  on `tosa_reference_model.run`; `benchmarks/sections_models.py: raw_model`), interleaved as in section 1;",
     "  the verdicts (outcome, numerics, delegated and CPU nodes, delegates) must be equal.",
-    "- executorch's own tests: `workbench.cases.from_arm_tests` + `run_arm_tests(workers=1)` on the files named,",
+    "- executorch's own tests: `workbench.from_arm_tests` + `run_arm_tests(workers=1)` on the files named,",
     "  against `python -m pytest` of executorch's Arm test folder on the same test ids (a new process; an empty ini",
     "  keeps this repository's pytest settings out), each once; pytest's time is its own session time.",
     "- The int64-review preset: `python -m workbench sweep --preset int64-review --no-cache --workers 2 --out ...`",

@@ -36,7 +36,7 @@ WORKBENCH_RUN = """
 import json, sys
 import workbench
 given = json.load(open(sys.argv[-1]))
-table = workbench.cases.run_arm_tests(given["ids"], cap=1, workers=given["workers"], progress=False,
+table = workbench.run_arm_tests(given["ids"], cap=1, workers=given["workers"], progress=False,
                                       cache=given["cache"])
 print(json.dumps({"rows": len(table), "cached": int(table["cached"].sum()), "agrees": int(table["agrees"].sum())}))
 """
@@ -90,7 +90,7 @@ def arm_tests_section(table: Table, config: Settings, scratch: Path) -> None:
     from workbench.batch.arm_tests import tests_folder
 
     files = SMOKE_FILES if config.smoke else QUICK_FILES if config.quick else FILES
-    cases = workbench.cases.from_arm_tests(list(files), cap=1)
+    cases = workbench.from_arm_tests(list(files), cap=1)
     # a function that builds several pipelines in its body gives cases "[#0]", "[#1]", ...: pytest has one test
     ids = [c.test_id for c in cases.runnable() if not c.param.startswith("#")]
     if config.smoke:  # one TOSA and one Ethos-U id: both kinds still run

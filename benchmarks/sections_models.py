@@ -250,13 +250,13 @@ def arm_test_rows(table: Table, config: Settings, scratch: Path) -> None:
         with switched(True):
             for name, cap in chosen:
                 found = {}
-                collecting += timed(lambda: found.update(cases=workbench.cases.from_arm_tests(name, cap=cap)))
+                collecting += timed(lambda: found.update(cases=workbench.from_arm_tests(name, cap=cap)))
                 cases = found["cases"]
                 if cases.import_failures or cases.not_captured or cases.skipped:
                     raise RuntimeError(f"{name}: not every case is runnable: {cases.import_failures or ''}"
                                        f"{cases.not_captured or ''}{cases.skipped or ''}")
                 running += timed(lambda: found.update(
-                    table=workbench.cases.run_arm_tests(cases, workers=1, progress=False)))
+                    table=workbench.run_arm_tests(cases, workers=1, progress=False)))
                 test_ids += [c.test_id for c in cases]
                 agreeing += int(found["table"]["agrees"].sum())
     except Exception as exc:

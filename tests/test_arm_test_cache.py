@@ -20,7 +20,7 @@ CUMSUM = "ops/test_cumsum.py"
 WARM_RUN = """
 import json, sys
 import workbench
-table = workbench.cases.run_arm_tests({selection!r}, cap=1, progress=False, cache={cache!r})
+table = workbench.run_arm_tests({selection!r}, cap=1, progress=False, cache={cache!r})
 print(json.dumps({{"rows": len(table), "cached": bool(table["cached"].all()),
                   "imported": sorted(m for m in ("torch", "executorch") if m in sys.modules)}}))
 """

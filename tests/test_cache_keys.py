@@ -12,7 +12,8 @@ import pytest
 import workbench
 from workbench import Matrix
 from workbench.batch import cache
-from workbench.policies import Policy, code_fingerprint
+from workbench.core.fingerprint import code_fingerprint
+from workbench.policies import Policy
 
 ROOT = Path(workbench.__file__).resolve().parent
 ADD = Matrix(["add"], ["int32"], ["TOSA-1.0+INT"])

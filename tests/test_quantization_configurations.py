@@ -263,8 +263,8 @@ def test_a_tests_own_quantizer_calls_and_a_while_loops_body_are_quantized_as_exe
     ids = ["misc/test_quant_custom_meta.py::test_qdq_squeezed_fp_op_tosa_INT_FP[False]",
            "misc/test_quant_custom_meta.py::test_quantized_to_float_transition_tosa_INT_FP[False]",
            "ops/test_while.py::test_while_loop_tosa_INT[two_in_two_out]"]
-    table = workbench.cases.run_arm_tests(ids, workers=1, progress=False, cache=False).set_index("test_id")
+    table = workbench.run_arm_tests(ids, workers=1, progress=False, cache=False).set_index("test_id")
     assert list(table.index) == ids and table["agrees"].all(), table[["outcome", "disagreement"]]
     assert list(table["outcome"]) == ["partial", "partial", "delegated"]
-    cases = {c.test_id: c for c in workbench.cases.from_arm_tests(["ops/test_while.py"])}
+    cases = {c.test_id: c for c in workbench.from_arm_tests(["ops/test_while.py"])}
     assert cases[ids[2]].exir_ops == ("while_loop",)

@@ -9,7 +9,7 @@ profile, why, whether lowering succeeds, and whether the TOSA reference model ag
 
 The heavy parts (torch, executorch) load on first use, so reading cached results stays fast; importing this
 package changes nothing in torch or executorch, and each public call undoes what it changed when it returns
-(stack/call_scope.py). The package is in layers (see the README's Layout): core, stack, stages, catalogue and
+(stack/call_scope.py). The package is in layers (see docs/layout.md): core, stack, stages, catalogue and
 policies, pipeline, batch, views, ui and cli; this module is only the public face over them. The README's
 "Public names" table lists every name below.
 """
@@ -45,6 +45,8 @@ _LAZY = {
     "find_culprits": ("batch.culprits", "find_culprits"),
     "hunt": ("batch.hunt", "hunt"),
     "compare_backends": ("batch.backends", "compare_backends"),
+    "from_arm_tests": ("batch.arm_tests", "from_arm_tests"),
+    "run_arm_tests": ("batch.arm_tests", "run_arm_tests"),
     "load_results": ("batch.results_io", "load_results"),
     "save_results": ("batch.results_io", "save_results"),
     "suggest_allowlist": ("batch.suggest", "suggest_allowlist"),
@@ -59,16 +61,12 @@ _LAZY = {
     "architecture_summary": ("views.summary", "architecture_summary"),
     "passes": ("stages.transform_passes", None),
     "catalogue": ("catalogue", None),
-    "cases": ("batch.arm_tests", None),
     "policies": ("policies", None),
     "profiles": ("stack.profiles", None),
     "dtypes": ("core.dtypes", None),
     "spec": ("policies.specification", None),
     "arm_backend": ("stack.arm_backend", None),
     "views": ("views", None),
-    "graph": ("views.graph", None),
-    "plots": ("views.plots", None),
-    "report": ("views.report", None),
 }
 
 

@@ -1,8 +1,8 @@
-"""executorch's own Arm tests as a case source (`workbench.cases`).
+"""executorch's own Arm tests as a case source (`workbench.from_arm_tests`, `workbench.run_arm_tests`).
 
-    cases = workbench.cases.from_arm_tests(["ops/test_cumsum.py", "ops/test_c*.py", "misc/test_int64.py"])
-    table = workbench.cases.run_arm_tests(cases)          # result columns + test_id, expected, agrees, disagreement
-    print(workbench.cases.agreement_text(table))
+    cases = workbench.from_arm_tests(["ops/test_cumsum.py", "ops/test_c*.py", "misc/test_int64.py"])
+    table = workbench.run_arm_tests(cases)          # result columns + test_id, expected, agrees, disagreement
+    print(agreement_text(table))                  # workbench.batch.arm_tests.agreement_text: the CLI's summary
 
 `from_arm_tests(selection, backend=None, cap=None)` reads the tests that build a TOSA or Ethos-U pipeline, or whose
 name says they test one (stack/arm_test_census.py), of the files matched by `selection` (paths relative to

@@ -27,11 +27,10 @@ name, file or variable), `int64_allowlist` (the EXT-INT64 allowlist's check), `s
 list read without importing it), `reasons` (the words of a reason a policy decided).
 """
 
-from ..core.fingerprint import code_fingerprint
 from .accepts import AcceptRule
 from .policy import Policy, accepting, allowlist
 from .registry import STOCK, get, load, names, register
 from .source_lists import from_source
 
-__all__ = ["AcceptRule", "Policy", "STOCK", "accepting", "allowlist", "code_fingerprint", "from_source", "get",
+__all__ = ["AcceptRule", "Policy", "STOCK", "accepting", "allowlist", "from_source", "get",
            "load", "names", "register"]

@@ -164,7 +164,7 @@ for _hook in (
          _probe_control_flow_quantization, probe_at_load=False),
     Hook("arm_test_suite", "executorch.backends.arm.test (tester/test_pipeline.py pipelines, ArmTester, "
          "common.parametrize)", "reading executorch's own Arm tests as cases (stack/arm_test_capture.py)",
-         "executorch's Arm tests as cases (`workbench sweep --arm-tests`, `workbench.cases.from_arm_tests`)", False,
+         "executorch's Arm tests as cases (`workbench sweep --arm-tests`, `workbench.from_arm_tests`)", False,
          _probe_arm_test_suite, probe_at_load=False),
 ):
     hooks.register(_hook)

@@ -95,7 +95,7 @@ class Lever:
 
     name: str
     environment_variable: str
-    saves: str  # what it saves, in a line (doctor, README)
+    saves: str  # what it saves, in a line (doctor, docs/speed.md)
     patches: tuple[Patch, ...]
     counters: Callable[[], dict] = dict  # the lever's own counts (memo hits, ...), for the doctor
 

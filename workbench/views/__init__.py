@@ -22,8 +22,18 @@ report).
 Imports every layer below it; the UI and the CLI arrange these.
 """
 
+import importlib
+
 from .tables import (figure_png, numerics_figure, numerics_frame, reasons_frame, reproduce_code, results_frame,
                      tosa_frame, trace_frame, vela_frame, vela_note, vela_summary_frame)
 
 __all__ = ["figure_png", "numerics_figure", "numerics_frame", "reasons_frame", "reproduce_code", "results_frame",
            "tosa_frame", "trace_frame", "vela_frame", "vela_note", "vela_summary_frame"]
+# reached as workbench.views.<name> without an import of their own; they load matplotlib when first used
+_MODULES = ("graph", "plots", "report")
+
+
+def __getattr__(name):
+    if name in _MODULES:
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
