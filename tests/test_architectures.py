@@ -7,7 +7,7 @@ import workbench
 from workbench import Matrix, catalogue
 from workbench.batch.matrix import PRESETS, WHOLE_MODEL_FAMILIES
 from workbench.core.records import NodeRecord
-from workbench.views import summary as ms
+from workbench.batch import model_summary as ms
 
 ARCHITECTURES = ("decoder_block", "small_cnn", "lstm_step")
 
@@ -133,7 +133,7 @@ def test_each_architecture_runs_under_the_profiles_as_documented(op):
 def test_the_policy_sweep_has_a_row_per_profile_and_policy_and_the_decoder_finding():
     profiles = ("TOSA-1.0+INT", "TOSA-1.1+INT+int64")
     policies = ("stock", "ext-int64-allowlist")
-    table = ms.architecture_summary("decoder_block", "int64", profiles=profiles, policies=policies)
+    table = workbench.architecture_summary("decoder_block", "int64", profiles=profiles, policies=policies)
     assert list(zip(table.profile, table.policy)) == [(p, q) for p in profiles for q in policies]
     wide = table[table.profile == "TOSA-1.1+INT+int64"].set_index("policy")
     # The allowlist changes nothing here: every int64 node stock delegates (the positions' arange, add,

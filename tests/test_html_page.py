@@ -143,15 +143,16 @@ def test_case_pages_need_an_html_report_of_a_diff(tmp_path, capsys):
     from workbench.views.report import write_report
 
     with pytest.raises(WorkbenchError, match="HTML report of a diff"):
-        write_report("unused.csv", tmp_path / "r.md", diff="unused.csv", case_pages=True)
+        write_report("unused.csv", tmp_path / "r.md", diff="unused.csv", case_pages=[])
     with pytest.raises(WorkbenchError, match="HTML report of a diff"):
-        write_report("unused.csv", tmp_path / "r.html", case_pages=True)
+        write_report("unused.csv", tmp_path / "r.html", case_pages=[])
     assert main(["report", "unused.csv", "--case-pages"]) == 2
     assert "--case-pages writes files beside the report" in capsys.readouterr().err
 
 
 @pytest.mark.slow
 def test_a_report_links_the_page_of_each_changed_case(tmp_path, monkeypatch):
+    from workbench.batch.changed_cases import changed_cases
     from workbench.views.report import write_report
 
     monkeypatch.setenv("WORKBENCH_CACHE_DIR", str(tmp_path / "cache"))
@@ -160,7 +161,7 @@ def test_a_report_links_the_page_of_each_changed_case(tmp_path, monkeypatch):
     after = workbench.sweep(matrix.replace(policies=("ext-int64-allowlist",)), workers=1)
     changed = workbench.diff(before, after).changed
     assert list(changed["op"]) == ["cumsum"]  # the allowlist keeps cumsum's int64 nodes on CPU
-    report = write_report(after, tmp_path / "review.html", diff=before, case_pages=True)
+    report = write_report(after, tmp_path / "review.html", diff=before, case_pages=changed_cases(after, before))
     text = report.read_text(encoding="utf-8")
     link = re.search(r'<a href="(review-cases/[^"]+\.html)">', text).group(1)
     page = (tmp_path / link).read_text(encoding="utf-8")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.layers import ALLOWED, RESULT_LAYERS, cycles, edges, layer_of, violations
+from helpers.layers import ALLOWED, RESULT_LAYERS, cycles, edges, layer_of, running_imports, violations
 
 ROOT = Path(__file__).resolve().parent.parent / "workbench"
 MODULES = sorted(p for p in ROOT.rglob("*.py") if "__pycache__" not in p.parts)
@@ -59,6 +59,18 @@ def test_the_checker_follows_import_module_and_dunder_import_with_a_literal_name
     computed.write_text(computed.read_text() + "\n\ndef _named(n):\n    import importlib\n\n"
                         "    return importlib.import_module(f'.{n}', __package__)\n")
     assert cycles(copy) == found  # a name computed at run time is not followed
+
+
+def test_views_only_present_no_module_of_them_reaches_one_that_runs_a_case_or_a_sweep(tmp_path):
+    assert running_imports(ROOT) == {}
+    copy = tmp_path / "workbench"
+    shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    diffs = copy / "batch" / "diffs.py"  # views/report.py imports it: a rerun added there reaches views too
+    diffs.write_text(diffs.read_text() + "\n\ndef _rerun(matrix):\n    from .sweeps import sweep_results\n\n"
+                     "    return sweep_results(matrix)\n")
+    reached = running_imports(copy)
+    assert reached["workbench.views.report"] == ["workbench.batch.sweeps", "workbench.pipeline.isolation",
+                                                  "workbench.pipeline.run", "workbench.pipeline.sequence"]
 
 
 def test_the_checker_catches_an_import_of_the_facade(tmp_path):

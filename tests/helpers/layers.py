@@ -177,3 +177,29 @@ def cycles(root: Path) -> list[list[str]]:
         if node not in index:
             visit(node)
     return found
+
+
+# The modules that run cases: the stages' sequence, one case's run, the worker pool, a sweep.
+RUNNING = ("workbench.pipeline.sequence", "workbench.pipeline.run", "workbench.pipeline.isolation",
+           "workbench.batch.sweeps")
+
+
+def running_imports(root: Path, layer: str = "views") -> dict[str, list[str]]:
+    """Each module of `layer` that imports, directly or through what it imports (function-local imports
+    included), a module of RUNNING: module -> the running modules it reaches."""
+    graph: dict[str, set[str]] = {}
+    for edge in edges(root):
+        graph.setdefault(edge.source, set()).add(edge.target)
+    found = {}
+    for module in graph:
+        if layer_of(module) != layer:
+            continue
+        seen, stack = set(), [module]
+        while stack:
+            for target in graph.get(stack.pop(), ()):
+                if target not in seen:
+                    seen.add(target)
+                    stack.append(target)
+        if seen & set(RUNNING):
+            found[module] = sorted(seen & set(RUNNING))
+    return found

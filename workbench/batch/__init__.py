@@ -1,7 +1,8 @@
 """The batch layer: many cases at once, and what is done with their results.
 
 - `matrix`: a matrix of cases (operators x dtypes x profiles x policies) as one value, and the presets;
-- `sweeps`: a matrix swept in forked workers (`dask_runner`: on a Dask cluster), cached;
+- `sweeps`: a matrix swept in forked workers (`dask_runner`: on a Dask cluster), cached, and a whole model's
+  summary under profiles x policies (`architecture_summary`);
 - `cache`: one JSON file per case, keyed on everything that can change a verdict;
 - `results_io`: sweep results as CSV or Parquet; `diffs`: what changed between two of them;
 - `backends`: two Arm backends (checkouts or installed) checked, swept in their own processes, and diffed;
@@ -14,6 +15,9 @@ Its modules beyond those: `hunt` (the counterexample hunt: programs drawn, run a
 contract), `hunt_space` (what a hunt draws and runs, and what it is judged against), `hunt_runner` (running a
 hunt's cases through the cache, the pool or a Dask cluster), `hunt_findings` (the contract, the classes of
 findings and their record), `hunt_shrink` (the smallest program that still breaks the contract), `progress`
-(the progress bar of a sweep, a hunt or a run of executorch's Arm tests).
+(the progress bar of a sweep, a hunt or a run of executorch's Arm tests), `model_summary` (a whole model's
+partition as counts: delegates, CPU islands, int64 tensors crossing a delegate boundary;
+`sweeps.architecture_summary` sweeps a catalogue entry under profiles x policies for them), `changed_cases` (the result of each case a diff
+found changed, for its page beside an HTML report).
 Imports core, stack, stages, catalogue, policies and pipeline.
 """

@@ -202,3 +202,16 @@ def sweep_in_new_process(matrix: Matrix, requested, options: dict, why: str = "t
             raise WorkbenchError(f"the sweep on the Arm backend {requested} failed: {detail}")
         print(done.stdout.strip(), file=sys.stderr)
         return load_results(out)
+
+
+def architecture_summary(name: str, dtype: str | None = None, profiles=None, policies=None, *, seed: int = 0):
+    """Run catalogue entry `name` under every profile x policy (a sweep: one export, cached) and tabulate their
+    summaries (model_summary.py): what an allowlist changes on a whole model. Defaults: the INT and FP profiles
+    with and without +int64, and the policies stock and ext-int64-allowlist; dtype None: the entry's first dtype."""
+    from ..catalogue import get
+    from ..stack.profiles import INT_AND_FP_WITH_AND_WITHOUT_INT64
+    from .model_summary import SUMMARY_POLICIES, summary_table
+
+    matrix = Matrix((name,), (dtype or get(name).dtypes[0],), profiles or INT_AND_FP_WITH_AND_WITHOUT_INT64,
+                    policies or SUMMARY_POLICIES, seed=seed)
+    return summary_table(sweep_results(matrix, workers=1))

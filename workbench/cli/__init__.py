@@ -315,14 +315,18 @@ def _cmd_diff(args) -> None:
 
 
 def _cmd_report(args) -> None:
+    from ..batch.changed_cases import changed_cases
     from ..batch.diffs import diff
-    from ..views.report import report, write_report
+    from ..views.report import check_case_pages, format_of, report, write_report
 
     if args.case_pages and not args.out:
         raise WorkbenchError("--case-pages writes files beside the report: give --out x.html")
+    if args.out:
+        check_case_pages(format_of(args.out, args.format), args.against, args.case_pages)
     comparison = diff(args.against, args.results) if args.against else None
     if args.out:
-        print(write_report(args.results, args.out, format=args.format, diff=comparison, case_pages=args.case_pages))
+        pages = changed_cases(args.results, comparison) if args.case_pages else None
+        print(write_report(args.results, args.out, format=args.format, diff=comparison, case_pages=pages))
     else:
         print(report(args.results, format=args.format or "md", diff=comparison))
 
@@ -335,7 +339,8 @@ def _cmd_passes(args) -> None:
 
 
 def _cmd_summary(args) -> None:
-    from ..views.summary import architecture_summary, format_architecture_summary
+    from ..batch.sweeps import architecture_summary
+    from ..views.summary import format_architecture_summary
 
     table = architecture_summary(args.op, args.dtype, args.profiles, args.policy)
     print(json.dumps(table.to_dict(orient="records"), indent=2) if args.json else

@@ -107,7 +107,7 @@ class Explorer(widgets.VBox):
         # what the shown result is when the controls cannot say it (ui/shown_case.py)
         self.shown_html = widgets.HTML().add_class("wb-shown-elsewhere")
         self.status = widgets.HTML().add_class("wb-status")  # classes: stable handles for the browser tests
-        # The partition in three numbers (views/summary.py): what matters on a whole model.
+        # The partition in three numbers (batch/model_summary.py): what matters on a whole model.
         self.summary_html = widgets.HTML().add_class("wb-summary")
         # Which Arm backend runs: the installed executorch's, or a checkout's (workbench.use_arm_backend).
         self.backend_html = widgets.HTML(f"<small>Arm backend: {html.escape(arm_backend.active().label)}</small>")

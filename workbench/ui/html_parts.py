@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 
-from ..views.summary import model_summary
+from ..batch.model_summary import model_summary
 
 # Widget HTML is not styled by JupyterLab's rendered-output CSS: without this a table's columns run together.
 TABLE_STYLE = ("<style>.wb-table {border-collapse: collapse} "

@@ -11,15 +11,14 @@
 - `check_source`: the executorch check a partition reason comes from, as `executorch/<path>.py::Class`.
 - `model_explorer`: a result's partition as Google's Model Explorer graph JSON and node data (public as
   workbench.to_model_explorer).
-- `summary`: a whole model's partition as counts (delegates, CPU islands, int64 tensors crossing a delegate
-  boundary), one row per result; `architecture_summary` sweeps a catalogue entry under profiles x policies and
-  tabulates it (public as workbench.model_summary, summary_table, architecture_summary).
+- `summary`: a whole model's partition summary (batch/model_summary.py's table) for the terminal.
 
 Also: `html_page` (one result as one self-contained HTML file) with `html_graph` (its partition graph) and
 `case_pages` (the page of each changed case beside an HTML sweep report), `report_parts` (the pieces of both
 report formats), `vela_report` (the Ethos-U part of a sweep report), `hunt_report` (a hunt's findings as a
 report).
-Imports every layer below it; the UI and the CLI arrange these.
+Imports every layer below it, but nothing that runs a case or a sweep (results come in; tests/test_layers.py
+checks it); the UI and the CLI arrange these.
 """
 
 import importlib

@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from ..batch.model_summary import cpu_islands
 from .graph import (DIVERGING_EDGE, KIND_COLOURS, VELA_CPU_EDGE, PartitionGraph, _short_target, partition_graph,
                     short_reason, vela_text)
-from .summary import cpu_islands
 
 COLLAPSE_ABOVE = 60  # computed nodes: above this, groups start collapsed
 ISLAND_COLLAPSE_ABOVE = 12  # a CPU island collapses (with the delegates) only when it has more nodes than this
@@ -143,7 +143,7 @@ def graph_structure(result, graph: PartitionGraph | None = None) -> GraphStructu
         groups[key] = Group(key, graph.nodes[members[0]].kind, members, tag,
                             Counter(record.tosa_op_names) if record is not None else Counter(),
                             vela=vela_group_line(record))
-    # CPU islands as the model summary counts them (views/summary.py), so the picture and the counts agree.
+    # CPU islands as the model summary counts them (batch/model_summary.py), so the picture and the counts agree.
     islands = [[name for name in members if name in graph.nodes] for members in cpu_islands(result.nodes)]
     for index, members in enumerate((m for m in islands if m), start=1):
         groups[f"cpu_island_{index}"] = Group(f"cpu_island_{index}", "cpu", members)

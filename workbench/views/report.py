@@ -56,34 +56,46 @@ def _inputs(results, format: str, diff):
 
 
 def write_report(results, path, format: str | None = None, diff=None, *, title: str | None = None,
-                 case_pages: bool = False) -> Path:
+                 case_pages=None) -> Path:
     """Write `report(...)` to `path`; the format follows the extension (.md, .html) unless given.
 
-    case_pages=True (an HTML report of a diff): each changed case's page (views/case_pages.py) is written into
-    the folder `<report name>-cases` beside the report, which links it.
+    case_pages (an HTML report of a diff): the changed cases with their results
+    (`workbench.batch.changed_cases.changed_cases(results, diff)`); each one's page (views/case_pages.py) is
+    written into the folder `<report name>-cases` beside the report, which links it.
     """
     path = Path(path)
-    if format is None:
-        format = EXTENSIONS.get(path.suffix.lower())
-        if format is None:
-            raise WorkbenchError(
-                f"{path.name}: cannot tell the report format from {path.suffix or 'no extension'!r}; "
-                f"use {', '.join(EXTENSIONS)} or pass format= ({', '.join(FORMATS)})"
-            )
-    if case_pages and (format != "html" or diff is None):
-        raise WorkbenchError("the pages of changed cases go with an HTML report of a diff: an .html report "
-                             "and diff= (the CLI: --out x.html --against BEFORE)")
+    format = format_of(path, format)
+    check_case_pages(format, diff, case_pages is not None)
     frame, diff = _inputs(results, format, diff)
-    if case_pages:
+    if case_pages is not None:
         from .case_pages import case_pages as write_pages
 
-        pages = write_pages(frame, diff, path.parent / f"{path.stem}-cases")
+        pages = write_pages(case_pages, path.parent / f"{path.stem}-cases")
         text = _html(frame, diff, title or "TOSA partition sweep", pages)
     else:
         text = report(frame, format=format, diff=diff, title=title)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def format_of(path, format: str | None = None) -> str:
+    """`format`, or the one `path`'s extension names (EXTENSIONS)."""
+    if format is not None:
+        return format
+    path = Path(path)
+    found = EXTENSIONS.get(path.suffix.lower())
+    if found is None:
+        raise WorkbenchError(f"{path.name}: cannot tell the report format from {path.suffix or 'no extension'!r}; "
+                             f"use {', '.join(EXTENSIONS)} or pass format= ({', '.join(FORMATS)})")
+    return found
+
+
+def check_case_pages(format: str, diff, case_pages: bool) -> None:
+    """Refuse pages of changed cases but with an HTML report of a diff (before any case is run for them)."""
+    if case_pages and (format != "html" or diff is None):
+        raise WorkbenchError("the pages of changed cases go with an HTML report of a diff: an .html report "
+                             "and diff= (the CLI: --out x.html --against BEFORE)")
 
 
 # What both formats show, as plain data.
