@@ -66,7 +66,7 @@ def graph_at_scale(table: Table, config: Settings) -> None:
     """The explorer's graph tab on workbench.catalogue.big_graph (336 nodes): Graphviz, collapsed and expanded."""
     from workbench.catalogue.big_graph import stacked_blocks
     from workbench.ui.graph_view import EXPAND_ALL, GraphView
-    from workbench.views.graph_svg import graphviz_missing
+    from workbench.views.graph.svg import graphviz_missing
 
     say("  8. the 336-node stacked_blocks model under TOSA-1.0+FP, then its graph in the explorer")
     if graphviz_missing():

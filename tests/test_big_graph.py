@@ -16,9 +16,9 @@ matplotlib.use("Agg")
 import pytest
 
 from workbench.core.outcomes import Outcome
-from workbench.views import graph_svg
-from workbench.views.graph import KIND_COLOURS
-from workbench.views.graph_layout import (COLLAPSE_ABOVE, INT64_COLOUR, MATCH_COLOUR, GraphOptions, graph_structure,
+from workbench.views.graph import svg as graph_svg
+from workbench.views.graph.partition import KIND_COLOURS
+from workbench.views.graph.layout import (COLLAPSE_ABOVE, INT64_COLOUR, MATCH_COLOUR, GraphOptions, graph_structure,
                                           partition_dot, search_summary)
 
 from helpers.graphs import needs_dot, node, stacked

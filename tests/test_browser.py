@@ -30,8 +30,8 @@ import psutil  # with IPython, which the notebook's kernel runs on
 import pytest
 
 from workbench import catalogue
-from workbench.views.graph import KIND_COLOURS
-from workbench.views.graph_layout import MATCH_COLOUR
+from workbench.views.graph.partition import KIND_COLOURS
+from workbench.views.graph.layout import MATCH_COLOUR
 from workbench.ui.explorer import CUSTOM_PROFILE, TAB_TITLES
 
 from helpers.browser import (CHROMIUM, CHROMIUM_ARGS, UI_SECONDS, artifact_folder, descendants, free_port, reap,

@@ -13,7 +13,7 @@ import psutil
 import pytest
 from helpers.browser import CHROMIUM, CHROMIUM_ARGS, UI_SECONDS, artifact_folder, reap, require_browser
 
-from workbench.views.graph_layout import MATCH_COLOUR, graph_structure
+from workbench.views.graph.layout import MATCH_COLOUR, graph_structure
 from workbench.views.html_page import export_html
 
 pytestmark = pytest.mark.browser

@@ -21,7 +21,7 @@ from helpers.browser import CHROMIUM, CHROMIUM_ARGS, artifact_folder, in_ci, req
 from helpers.models import partial_model
 from workbench.ui.model_explorer_view import INSTALL_HINT, ModelExplorerServer
 from workbench.views.model_explorer import to_model_explorer
-from workbench.views.graph import KIND_COLOURS
+from workbench.views.graph.partition import KIND_COLOURS
 
 pytestmark = pytest.mark.browser
 

@@ -13,7 +13,7 @@ from workbench import views
 from workbench.ui import Explorer
 from workbench.ui.explorer import CUSTOM_PROFILE, TAB_TITLES
 from workbench.ui.graph_view import PICTURE, ZOOMABLE
-from workbench.views.graph_svg import graphviz_missing
+from workbench.views.graph.svg import graphviz_missing
 
 
 def explorer(op, dtype, profile):

@@ -17,7 +17,7 @@ from workbench.batch.results_io import load_results, save_results
 from workbench.core.failures import error_info
 from workbench.core.records import ErrorInfo, result_from_dict
 from workbench.core.rows import LATER_COLUMNS, RESULT_COLUMNS, result_row
-from workbench.views.graph import FAILING_EDGE, FAILING_LABEL, draw_partition, failing_record, partition_graph
+from workbench.views.graph.partition import FAILING_EDGE, FAILING_LABEL, draw_partition, failing_record, partition_graph
 from workbench.views.report import report
 
 EXT = "TOSA-1.1+INT+int64"

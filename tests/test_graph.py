@@ -9,7 +9,7 @@ matplotlib.use("Agg")
 import pytest
 
 import workbench
-from workbench.views.graph import KIND_COLOURS, draw_partition, partition_graph
+from workbench.views.graph.partition import KIND_COLOURS, draw_partition, partition_graph
 
 
 def kinds_of(result):
@@ -71,7 +71,7 @@ def test_drawing_uses_the_kind_colours_and_a_legend(case):
 def test_every_ringed_node_carries_the_pass_name():
     """Under ext-int64-first-draft where_int64_buffer's lowering fails in a pass working on the buffer `b_other`, a
     program input: its node in the Graphviz graph gets the failing node's ring and the pass's name too."""
-    from workbench.views.graph_layout import FAILING_COLOUR, partition_dot
+    from workbench.views.graph.layout import FAILING_COLOUR, partition_dot
 
     result = workbench.run_case("where_int64_buffer", "int64", "TOSA-1.1+INT+int64", policy="ext-int64-first-draft")
     failing_pass = result.error.failing_pass

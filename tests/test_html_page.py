@@ -1,4 +1,4 @@
-"""One result as one self-contained HTML page (views/html_page.py, views/html_graph.py), `workbench run --html`,
+"""One result as one self-contained HTML page (views/html_page.py, views/graph/html.py), `workbench run --html`,
 and the report's pages of changed cases. Hand-built results (no executorch) keep most of these fast; the browser
 test (test_browser_export.py) opens a page of the real 336-node model."""
 
@@ -23,7 +23,7 @@ from workbench.cli import main
 from workbench.core.errors import WorkbenchError
 from workbench.core.outcomes import Outcome
 from workbench.core.records import ErrorInfo
-from workbench.views import graph_svg
+from workbench.views.graph import svg as graph_svg
 from workbench.views.html_page import export_html, result_page
 
 # What a page must not reference: anything fetched from elsewhere (a URL in src/href/url(), a stylesheet link).

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 import workbench
-from workbench.views.graph import KIND_COLOURS
+from workbench.views.graph.partition import KIND_COLOURS
 from workbench.views.model_explorer import GRAPH_ID, OUT_OF_TOLERANCE
 
 from helpers.models import partial_model

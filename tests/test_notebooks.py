@@ -113,7 +113,7 @@ def test_a_partition_graph_and_a_numerics_figure_show_once_and_leave_pyplot_alon
     pyplot is not imported by them and, imported after, holds no figure of theirs."""
     monkeypatch.delenv("WORKBENCH_ARM_BACKEND", raising=False)
     notebook = run_cells([
-        "import workbench\nfrom workbench.views.graph import draw_partition\n"
+        "import workbench\nfrom workbench.views.graph.partition import draw_partition\n"
         "from workbench.views.tables import numerics_figure\n"
         "result = workbench.run_case('add', 'int32', 'TOSA-1.0+INT')",
         "draw_partition(result)", "numerics_figure(result)", PYPLOT_IMPORTED,

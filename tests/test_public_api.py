@@ -58,7 +58,8 @@ def test_each_thing_is_reached_one_way():
 
 
 def test_no_module_has_a_second_public_name_and_no_public_module_re_exports_anothers_function():
-    modules = {name: getattr(workbench, name) for name in workbench.__all__ if inspect.ismodule(getattr(workbench, name))}
+    modules = {name: getattr(workbench, name) for name in workbench.__all__
+               if inspect.ismodule(getattr(workbench, name))}
     homes = {name: module.__name__ for name, module in modules.items()}
     assert len(set(homes.values())) == len(homes)
     # a module inside a public package is reached through it (workbench.views.plots), not also by a name of its

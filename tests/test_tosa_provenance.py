@@ -7,7 +7,7 @@ import pytest
 
 import workbench
 from workbench.core.records import result_from_dict
-from workbench.views import graph_layout
+from workbench.views.graph import layout as graph_layout
 from workbench.views.tables import reasons_frame, tosa_frame
 
 

@@ -102,8 +102,8 @@ def test_trace_is_part_of_the_case_and_its_cache_key():
 
 @pytest.mark.slow
 def test_the_partition_graph_outlines_the_first_divergence_and_gives_each_node_its_error(overflowing_log_softmax):
-    from workbench.views.graph import partition_graph
-    from workbench.views.graph_layout import partition_dot
+    from workbench.views.graph.partition import partition_graph
+    from workbench.views.graph.layout import partition_dot
 
     graph = partition_graph(overflowing_log_softmax)
     assert graph.diverging() == "aten__log_softmax_default"

@@ -20,9 +20,9 @@ from workbench.core.outcomes import Outcome
 from workbench.ui import Explorer
 from workbench.ui.explorer import TAB_TITLES
 from workbench.ui.vela_view import status_reason
-from workbench.views.graph import VELA_CPU_EDGE, VELA_CPU_LABEL, draw_partition, partition_graph
-from workbench.views.graph_layout import partition_dot
-from workbench.views.graph_svg import legend_html
+from workbench.views.graph.partition import VELA_CPU_EDGE, VELA_CPU_LABEL, draw_partition, partition_graph
+from workbench.views.graph.layout import partition_dot
+from workbench.views.graph.svg import legend_html
 from workbench.views.html_page import result_page
 
 from tests.test_ethos_u import conv_block, refused  # noqa: F401  (fixtures: a quantized conv block; a

@@ -10,7 +10,7 @@ from pathlib import Path
 import psutil  # with IPython, which the notebook's kernel runs on
 import pytest
 
-from workbench.views.graph_svg import graphviz_missing
+from workbench.views.graph.svg import graphviz_missing
 
 CHROMIUM = os.environ.get("WORKBENCH_CHROMIUM", "/usr/bin/chromium")
 # Flags that keep Chromium off the network (and quiet) whatever the machine has configured.

@@ -7,7 +7,7 @@ import pytest
 
 from workbench.core.outcomes import Numerics, Outcome
 from workbench.core.records import CaseResult, DelegateRecord, NodeRecord
-from workbench.views import graph_svg
+from workbench.views.graph import svg as graph_svg
 
 needs_dot = pytest.mark.skipif(graph_svg.graphviz_missing() is not None,
                                reason=f"{graph_svg.graphviz_missing()} (bash scripts/ensure-graphviz.sh)")

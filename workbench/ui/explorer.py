@@ -24,7 +24,7 @@ from ..pipeline.case import Case
 from ..pipeline.run import run
 from ..stages import transform_passes
 from ..stack import arm_backend, profiles
-from ..views.graph import partition_graph
+from ..views.graph.partition import partition_graph
 from .graph_view import GraphView
 from .html_parts import EXPLORER_STYLE, summary_html, table_html
 from .shown_case import CUSTOM_PROFILE, choose_profile, set_controls, shown_line

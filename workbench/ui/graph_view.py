@@ -1,10 +1,10 @@
 """The Partition graph tab: Graphviz's zoomable SVG, with the matplotlib picture one click away.
 
-With Graphviz's `dot` installed every graph opens as the zoomable graph: one of up to
-`graph_layout.COLLAPSE_ABOVE` nodes with all its delegates expanded (every node shown, reasons printed in the
-CPU nodes), a larger one with its delegates collapsed. The 'picture' toggle shows the matplotlib picture instead;
-it is drawn only when chosen (laying it out costs several times the SVG) and kept for the result
-(`graph_svg.picture_png` keeps the last few). The zoomable graph has: a 'delegates' dropdown (all collapsed, all
+With Graphviz's `dot` installed every graph opens as the zoomable graph: one of up to `COLLAPSE_ABOVE`
+(views/graph/layout.py) nodes with all its delegates expanded (every node shown, reasons printed in the CPU
+nodes), a larger one with its delegates collapsed. The 'picture' toggle shows the matplotlib picture instead; it
+is drawn only when chosen (laying it out costs several times the SVG) and kept for the result (`picture_png` of
+views/graph/svg.py keeps the last few). The zoomable graph has: a 'delegates' dropdown (all collapsed, all
 expanded, or expand one), a search box (node name or target; matches outlined in magenta, a collapsed delegate
 holding matches too, and 'N matches: names' said above), a zoom slider, and a scrollable box to pan in. Without
 Graphviz only the picture is offered, with a note saying why. Widgets carry `wb-graph-*` classes.
@@ -16,9 +16,9 @@ import html
 
 import ipywidgets as widgets
 
-from ..views.graph import partition_graph
-from ..views.graph_layout import GraphOptions, graph_structure
-from ..views.graph_svg import draw_graph, graphviz_missing, legend_html, picture_png, scale_svg
+from ..views.graph.partition import partition_graph
+from ..views.graph.layout import GraphOptions, graph_structure
+from ..views.graph.svg import draw_graph, graphviz_missing, legend_html, picture_png, scale_svg
 
 PICTURE, ZOOMABLE = "picture", "zoomable graph"
 COLLAPSE_ALL, EXPAND_ALL = "__collapsed__", "__expanded__"

@@ -2,8 +2,8 @@
 
 - `tables`: one result as tables (node reasons, numerics, TOSA operators, the per-tensor trace, Vela's report
   of an Ethos-U target), figures and reproduce lines;
-- `graph`: the partition graph (matplotlib); `graph_layout` / `graph_svg`: the same as Graphviz DOT / SVG for
-  large graphs (collapsed delegates, CPU islands, boundary dtypes, search), with the matplotlib fallback;
+- `graph`: the partition graph (a package: the graph and its matplotlib picture, the same as Graphviz DOT / SVG
+  for large graphs, and as the HTML page's zoomable graph);
 - `plots`: heatmaps of sweeps and diffs; `report`: markdown / HTML reports;
 - `figures`: the figure the graph, the heatmaps and `numerics_figure` return, shown as a picture in a notebook
   without pyplot;
@@ -13,7 +13,7 @@
   workbench.to_model_explorer).
 - `summary`: a whole model's partition summary (batch/model_summary.py's table) for the terminal.
 
-Also: `html_page` (one result as one self-contained HTML file) with `html_graph` (its partition graph) and
+Also: `html_page` (one result as one self-contained HTML file, its graph `graph.html`) and
 `case_pages` (the page of each changed case beside an HTML sweep report), `report_parts` (the pieces of both
 report formats), `vela_report` (the Ethos-U part of a sweep report), `hunt_report` (a hunt's findings as a
 report).
@@ -28,11 +28,19 @@ from .tables import (figure_png, numerics_figure, numerics_frame, reasons_frame,
 
 __all__ = ["figure_png", "numerics_figure", "numerics_frame", "reasons_frame", "reproduce_code", "results_frame",
            "tosa_frame", "trace_frame", "vela_frame", "vela_note", "vela_summary_frame"]
-# reached as workbench.views.<name> without an import of their own; they load matplotlib when first used
+
+
+def lazy_modules(package: str, names: tuple[str, ...]):
+    """A package's module `__getattr__` that imports its modules `names` when first reached as attributes
+    (workbench.views.plots without an import of its own; they load matplotlib when first used)."""
+
+    def __getattr__(name):
+        if name in names:
+            return importlib.import_module(f".{name}", package)
+        raise AttributeError(f"module {package!r} has no attribute {name!r}")
+
+    return __getattr__
+
+
 _MODULES = ("graph", "plots", "report")
-
-
-def __getattr__(name):
-    if name in _MODULES:
-        return importlib.import_module(f".{name}", __name__)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_modules(__name__, _MODULES)

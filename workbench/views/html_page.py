@@ -1,6 +1,6 @@
 """One result as one self-contained HTML file: open it anywhere, share it, nothing is fetched.
 
-`export_html(result, path)` writes what the explorer shows of a result: the partition graph (views/html_graph.py:
+`export_html(result, path)` writes what the explorer shows of a result: the partition graph (views/graph/html.py:
 zoomable, searchable, delegates expandable; the matplotlib picture without Graphviz), the reasons, the numerics
 (with the per-tensor trace when the case was traced), the TOSA operators, the error and the lines that reproduce
 it; for an Ethos-U target, Vela's report. CSS and JS are inline, pictures are PNG data URIs and the graph inline
@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..core.errors import WorkbenchError
 from ..stack import ethos_u
-from .html_graph import GRAPH_STYLE, graph_section
+from .graph.html import GRAPH_STYLE, graph_section
 from .tables import (figure_png, numerics_figure, numerics_frame, reasons_frame, reproduce_code, tosa_frame,
                      trace_frame, VELA_LAYERS_NOTE, vela_frame, vela_note, vela_summary_frame)
 

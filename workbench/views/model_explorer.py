@@ -8,7 +8,7 @@
   Model Explorer's own ExportedProgram adapter names it (pytorch_exported_program_adapter_impl.py: `create_node`,
   `id=fx_node.name`), and the program's inputs are in the namespace `inputs`, as there. The namespace, which Model
   Explorer draws as a collapsible group, is the delegate (`delegate_0 (tag0)`) or CPU island (`CPU island 1`) as
-  the explorer's Graphviz drawing groups them (views/graph_layout.py), and under it the modules the node was
+  the explorer's Graphviz drawing groups them (views/graph/layout.py), and under it the modules the node was
   traced in, named `Class_name` as that adapter's `get_hierachy` names them (the class without its module path,
   the root module left out). A node's attributes say where it went (`placement`), the delegate, the
   partitioner's `reason`, and after a lowering error on the failing node the `failing pass` and `root cause`; on
@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.outcomes import Outcome
-from .graph import KIND_COLOURS, partition_graph, trace_error_size, worst_trace_rows
-from .graph_layout import graph_structure
+from .graph.partition import KIND_COLOURS, partition_graph, trace_error_size, worst_trace_rows
+from .graph.layout import graph_structure
 
 GRAPH_ID = "partition"
 GRAPH_FILE = "graph.json"

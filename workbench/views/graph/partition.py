@@ -16,9 +16,9 @@ from __future__ import annotations
 import textwrap
 from dataclasses import dataclass, field
 
-from ..core import vela
-from ..core.outcomes import COLOURS, COMPILE_FAILURES, Outcome
-from ..core.text import ACCEPTED_THEN_FAILED_LEGEND, readable_reason, shortened
+from ...core import vela
+from ...core.outcomes import COLOURS, COMPILE_FAILURES, Outcome
+from ...core.text import ACCEPTED_THEN_FAILED_LEGEND, readable_reason, shortened
 
 # Node kinds, coloured as the outcome each stands for.
 KIND_COLOURS = {
@@ -223,7 +223,7 @@ def draw_partition(result, graph: PartitionGraph | None = None, *, width_per_lay
     delegates drawn as boxes around their nodes."""
     from matplotlib.patches import FancyBboxPatch, Rectangle
 
-    from .figures import PictureFigure
+    from ..figures import PictureFigure
 
     graph = graph or partition_graph(result)
     layers = max((n.layer for n in graph.nodes.values()), default=0) + 1

@@ -16,9 +16,9 @@ import html
 import json
 import re
 
-from .graph import partition_graph
-from .graph_layout import MATCH_COLOUR, MATCHES_NAMED, GraphOptions, graph_structure, partition_dot
-from .graph_svg import draw_graph, legend_html, render_svg
+from .partition import partition_graph
+from .layout import MATCH_COLOUR, MATCHES_NAMED, GraphOptions, graph_structure, partition_dot
+from .svg import draw_graph, legend_html, render_svg
 
 ALL_EXPANDED_UP_TO = 400  # computed nodes: above this 'all expanded' is left out (its SVG alone passes ~1 MB)
 COLLAPSED, EXPANDED = "__collapsed__", "__expanded__"

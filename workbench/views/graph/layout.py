@@ -6,7 +6,7 @@ executorch lowers them) and each CPU island (CPU nodes connected to one another)
 GraphOptions(...))` describes it in Graphviz's DOT language: delegates and CPU islands as clusters, or
 collapsed to one box each ("delegate_0: 31 nodes; TOSA: ADD x11, MUL x10, ..."); the edges that cross a group
 boundary labelled with their dtype (int64 in red); program inputs and outputs; the nodes whose name or target
-contains a search text highlighted. `graph_svg` renders it. Every element carries a `wb-*` class in the SVG.
+contains a search text highlighted. `svg` renders it. Every element carries a `wb-*` class in the SVG.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ..batch.model_summary import cpu_islands
-from .graph import (DIVERGING_EDGE, KIND_COLOURS, VELA_CPU_EDGE, PartitionGraph, _short_target, partition_graph,
+from ...batch.model_summary import cpu_islands
+from .partition import (DIVERGING_EDGE, KIND_COLOURS, VELA_CPU_EDGE, PartitionGraph, _short_target, partition_graph,
                     short_reason, vela_text)
 
 COLLAPSE_ABOVE = 60  # computed nodes: above this, groups start collapsed

@@ -15,9 +15,9 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from .graph import (KIND_COLOURS, KIND_LABELS, VELA_CPU_EDGE, VELA_CPU_LABEL, PartitionGraph, _title,
+from .partition import (KIND_COLOURS, KIND_LABELS, VELA_CPU_EDGE, VELA_CPU_LABEL, PartitionGraph, _title,
                     draw_partition, partition_graph)
-from .graph_layout import (INT64_COLOUR, MATCH_COLOUR, GraphOptions, GraphStructure, graph_structure, partition_dot,
+from .layout import (INT64_COLOUR, MATCH_COLOUR, GraphOptions, GraphStructure, graph_structure, partition_dot,
                            search_summary)
 
 INSTALL_HINT = "bash scripts/ensure-graphviz.sh, or apt-get install graphviz"
@@ -107,7 +107,7 @@ class GraphDrawing:
 def picture_png(result, graph: PartitionGraph | None = None) -> bytes:
     """The matplotlib picture as PNG, as usual; shrunk per layer and row when that would be huge. A picture drawn
     before (same nodes, edges, title and matplotlib settings) is not drawn again."""
-    from .tables import figure_png
+    from ..tables import figure_png
 
     graph = graph or partition_graph(result)
     layers = max((n.layer for n in graph.nodes.values()), default=0) + 1
