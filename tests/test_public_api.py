@@ -1,13 +1,18 @@
 """The public face: every name the README's table lists, one way to each, and no function of it taking more than
 eight parameters (a case or a matrix is one value)."""
 
+import importlib
 import inspect
+import json
 import re
 from pathlib import Path
 
 import workbench
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+REPO = Path(__file__).resolve().parent.parent
+README = REPO / "README.md"
+# where users read of workbench's names: the guide, the reference pages, the notebooks and the data's notes
+DOCUMENTS = ("README.md", "docs/*.md", "notebooks/*.ipynb", "notebooks/README.md", "data/README.md")
 
 
 def _callables(name, value):
@@ -72,3 +77,31 @@ def test_no_module_has_a_second_public_name_and_no_public_module_re_exports_anot
                 for member in getattr(module, "__all__", ()) if inspect.isfunction(getattr(module, member))
                 and not getattr(module, member).__module__.startswith(module.__name__)}
     assert borrowed == {}
+
+
+def _reached(dotted: str) -> bool:
+    """Whether `workbench.<dotted>` is there: an attribute, or a module that imports."""
+    value, path = workbench, "workbench"
+    for part in dotted.split("."):
+        path += f".{part}"
+        try:
+            value = getattr(value, part)
+        except AttributeError:
+            try:
+                value = importlib.import_module(path)
+            except ImportError:
+                return False
+    return True
+
+
+def test_every_workbench_name_the_readme_docs_and_notebooks_use_is_there():
+    used = {}
+    for pattern in DOCUMENTS:
+        for path in sorted(REPO.glob(pattern)):
+            text = path.read_text()
+            if path.suffix == ".ipynb":
+                text = "\n".join("".join(cell["source"]) for cell in json.loads(text)["cells"])
+            for match in re.finditer(r"(?<![\w/.])workbench((?:\.\w+)+)", text):
+                used.setdefault(match.group(1).strip("."), str(path.relative_to(REPO)))
+    assert len(used) > 50
+    assert {name: where for name, where in used.items() if not _reached(name)} == {}
