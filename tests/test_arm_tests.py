@@ -1,6 +1,6 @@
 """executorch's own Arm tests as a case source (workbench.from_arm_tests, run_arm_tests): what a test expects is
-read from it, the workbench agrees with the tests' expectations, a checkout's edited tests are read from the checkout, and a test
-file that does not import is reported and skipped while the rest goes on."""
+read from it, the workbench agrees with the tests' expectations, a checkout's edited tests are read from the
+checkout, and a test file that does not import is reported and skipped while the rest goes on."""
 
 import time
 

@@ -17,7 +17,7 @@ hunt's cases through the cache, the pool or a Dask cluster), `hunt_findings` (th
 findings and their record), `hunt_shrink` (the smallest program that still breaks the contract), `progress`
 (the progress bar of a sweep, a hunt or a run of executorch's Arm tests), `model_summary` (a whole model's
 partition as counts: delegates, CPU islands, int64 tensors crossing a delegate boundary;
-`sweeps.architecture_summary` sweeps a catalogue entry under profiles x policies for them), `changed_cases` (the result of each case a diff
-found changed, for its page beside an HTML report).
+`sweeps.architecture_summary` sweeps a catalogue entry under profiles x policies for them), `changed_cases`
+(the result of each case a diff found changed, for its page beside an HTML report).
 Imports core, stack, stages, catalogue, policies and pipeline.
 """

@@ -224,7 +224,8 @@ def _checked_quantization(quantize: bool, given, what: str):
     if not quantize:
         if given is not None:
             raise WorkbenchError(f"quantization={given!r} applies to quantized cases only, and {what} is not "
-                                 "quantized: choose dtype qint8 for a catalogue operator, or make the model case with it")
+                                 "quantized: choose dtype qint8 for a catalogue operator; a model case is quantized "
+                                 "when made with a quantization")
         return None
     return _quantization.DEFAULT if given is None else _quantization.parse(given)
 

@@ -57,9 +57,10 @@ def run_case(*args, **options) -> CaseResult:
 
 
 def run_model(*args, **options) -> CaseResult:
-    """Run any nn.Module on a tuple of example inputs under a TOSA `profile`, in this process: `run(Case.model(...))`,
-    with Case.model's parameters (quantization="int8" quantizes it first, dynamic shapes, transform passes,
-    trace). In a forked child process (the module need not be picklable): `run(Case.model(...), isolate=True)`."""
+    """Run any nn.Module on a tuple of example inputs under a TOSA `profile`, in this process:
+    `run(Case.model(...))`, with Case.model's parameters (quantization="int8" quantizes it first, dynamic shapes,
+    transform passes, trace). In a forked child process (the module need not be picklable):
+    `run(Case.model(...), isolate=True)`."""
     return run(Case.model(*args, **options))
 
 
