@@ -1,4 +1,4 @@
-"""How executorch's Arm test files are read (stack/arm_test_census.py, arm_test_capture.py,
+"""How executorch's Arm test files are read (stack/arm_tests/census.py, capture.py,
 batch/arm_test_coverage.py): which functions are called, what they get from the capture (pytest's environment, a
 temporary folder, `import conftest`), what they may not leave behind, and that every function of a file is counted,
 read or with its reason."""
@@ -10,7 +10,7 @@ from pathlib import Path
 from workbench.batch import arm_tests
 from workbench.batch.arm_test_coverage import coverage_summary, unread_rows
 from workbench.batch.arm_tests import from_arm_tests
-from workbench.stack.arm_test_census import NO_PIPELINE, UNREAD_PIPELINES, census_file
+from workbench.stack.arm_tests.census import NO_PIPELINE, UNREAD_PIPELINES, census_file
 
 
 def _census(relative):
@@ -109,8 +109,8 @@ def test_a_check_added_with_arm_testers_own_method_is_read_and_a_pipeline_edit_i
     machine's temporary folder."""
     import tempfile
 
-    from workbench.stack.arm_test_census import READS_PIPELINE, case_unread_reason
-    from workbench.stack.arm_test_record import ArmTestCase
+    from workbench.stack.arm_tests.census import READS_PIPELINE, case_unread_reason
+    from workbench.stack.arm_tests.record import ArmTestCase
 
     cases = {c.test: c for c in from_arm_tests("ops/test_cond.py", cap=1)}
     assert cases["test_cond_tosa_FP"].runnable and cases["test_cond_tosa_FP"].exir_ops == ("cond",)

@@ -99,7 +99,7 @@ def test_ethos_u_tests_are_read_with_the_target_and_quantization_their_pipeline_
 def test_an_ethos_u_target_names_a_system_config_and_memory_mode_only_when_not_the_default():
     from executorch.backends.arm.ethosu import EthosUCompileSpec
 
-    from workbench.stack.arm_test_record import ethos_u_target
+    from workbench.stack.arm_tests.record import ethos_u_target
 
     assert ethos_u_target(EthosUCompileSpec("ethos-u85-256")) == "ethos-u85-256"
     assert ethos_u_target(EthosUCompileSpec("ethos-u55-64", memory_mode="Shared_Sram")) == "ethos-u55-64"
@@ -214,7 +214,7 @@ def test_every_disagreement_says_why():
     from workbench import Numerics, Outcome
     from workbench.batch.arm_test_verdicts import agrees
     from workbench.core.records import OutputComparison
-    from workbench.stack.arm_test_record import ArmTestCase
+    from workbench.stack.arm_tests.record import ArmTestCase
 
     fp = ArmTestCase(file="ops/test_x.py", test="test_x_tosa_FP", param="a", pipeline="TosaPipelineFP",
                      profile="TOSA-1.0+FP", delegates=1, exir_ops=("aten_x_default",), compare=True)

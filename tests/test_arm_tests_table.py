@@ -11,7 +11,7 @@ import pytest
 from workbench.batch import arm_tests
 from workbench.batch.arm_tests import from_arm_tests, run_arm_tests, select_files
 from workbench.stack import versions
-from workbench.stack.arm_test_census import census_file
+from workbench.stack.arm_tests.census import census_file
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLE, UNREAD = ROOT / "data" / "arm-tests.csv", ROOT / "data" / "arm-tests-unread.csv"

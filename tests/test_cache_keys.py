@@ -119,13 +119,13 @@ def test_every_module_that_computes_results_is_in_the_key(package_copy):
     assert package_copy / "stack" / "profiles.py" in modules
     # what judges numbers: the yardsticks, the compliance stage and the conformance suite's modes it reads
     for judge in ("core/dtypes.py", "stages/compare.py", "stages/compliance.py", "stages/eager.py",
-                  "stages/quantize.py", "stack/conformance.py",
+                  "stages/quantize.py", "stack/tosa/conformance.py",
                   # what judges a traced tensor, and the words of a node's reason
                   "stages/trace.py", "stages/trace_match.py", "stages/trace_expectation.py", "stages/trace_scales.py",
                   "stages/trace_layout.py", "stages/partition.py", "policies/reasons.py",
                   # the inputs each stage runs on, and how executorch's Arm tests become cases
-                  "stages/state.py", "stages/reference.py", "stack/arm_test_census.py",
-                  "stack/arm_test_capture.py", "stack/arm_test_record.py", "pipeline/case.py",
+                  "stages/state.py", "stages/reference.py", "stack/arm_tests/census.py",
+                  "stack/arm_tests/capture.py", "stack/arm_tests/record.py", "pipeline/case.py",
                   # how a quantized case is quantized, a while loop's body and a cond's branches with it
                   "stack/internals.py"):
         assert package_copy / judge in modules, judge
@@ -181,7 +181,7 @@ def test_changing_a_policys_accept_rules_recomputes_the_case(tmp_path):
 
 
 def test_the_tosa_tools_version_whose_compliance_modes_judge_floats_is_in_the_key(monkeypatch):
-    """The compliance verdict reads tosa-tools' generator table and verifier (stack/conformance.py): another
+    """The compliance verdict reads tosa-tools' generator table and verifier (stack/tosa/conformance.py): another
     tosa-tools is another key."""
     context = cache.environment()
     assert context["versions"]["tosa-tools"]
@@ -265,7 +265,7 @@ def test_an_arm_test_cases_own_quantizer_calls_are_in_its_key():
     in order."""
     import torch
 
-    from workbench.stack.arm_test_record import fold
+    from workbench.stack.arm_tests.record import fold
 
     base = {"file": "misc/test_x.py", "test": "test_x_tosa_INT", "param": ""}
     sigmoid = ("quantizer.set_module_type", (torch.nn.Sigmoid, None), {})

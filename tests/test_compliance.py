@@ -1,4 +1,4 @@
-"""Float outputs judged as the TOSA conformance suite judges an operator's result (stack/conformance.py,
+"""Float outputs judged as the TOSA conformance suite judges an operator's result (stack/tosa/conformance.py,
 stages/compliance.py): the mode the suite's generator gives the operator, the reference model in precise and
 bounds mode, and the suite's verifier deciding the match."""
 
@@ -7,7 +7,7 @@ import pytest
 
 import workbench
 from workbench import Numerics
-from workbench.stack import conformance
+from workbench.stack.tosa import conformance
 
 BMM_SINGLE_INPUT = "ops/test_bmm.py::test_bmm_tosa_FP_single_input[rand_big_1]"
 

@@ -8,8 +8,9 @@ import uuid
 import pytest
 
 import workbench
-from workbench.stack import call_scope, decomposition_cache, levers
-from workbench.stack.decomposition_cache import REMEMBERED
+from workbench.stack import call_scope, levers
+from workbench.stack.levers import decomposition_cache
+from workbench.stack.levers.decomposition_cache import REMEMBERED
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -65,7 +66,7 @@ print(json.dumps({"module": module, "frozen": gc.get_freeze_count() > 0}))
 @pytest.mark.parametrize("value,on", [(None, True), ("0", False), ("off", False)])
 def test_the_environment_variable_sets_the_default(value, on, probe_with_environment):
     seen = probe_with_environment(PROBE, decomposition_cache.LEVER.environment_variable, value)
-    assert seen == {"module": "workbench.stack.decomposition_cache" if on else "torch._export.utils",
+    assert seen == {"module": "workbench.stack.levers.decomposition_cache" if on else "torch._export.utils",
                     "frozen": False}
 
 
@@ -190,7 +191,7 @@ def test_the_snapshot_check_sees_every_change_the_fingerprint_sees():
     still what they were. Each registry change below moves the fingerprint; the check must see each one."""
     import torch
 
-    from workbench.stack.registry_fingerprint import registry_fingerprint
+    from workbench.stack.levers.registry_fingerprint import registry_fingerprint
 
     namespace = f"wbcache{uuid.uuid4().hex[:8]}"
     libraries = [torch.library.Library(namespace, "DEF")]

@@ -48,14 +48,14 @@ def test_the_checker_follows_import_module_and_dunder_import_with_a_literal_name
     shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns("__pycache__"))
     hooks = copy / "stack" / "hooks.py"
     hooks.write_text(hooks.read_text() + "\n\ndef _late():\n    import importlib\n\n"
-                     "    return importlib.import_module('.conformance', __package__)\n")
+                     "    return importlib.import_module('.tosa.conformance', __package__)\n")
     views = copy / "core" / "text.py"
     views.write_text(views.read_text() + "\n\ndef _later():\n    return __import__('workbench.views.tables')\n")
     found = cycles(copy)
-    assert ["workbench.stack.hooks", "workbench.stack.conformance"] in [sorted(c, reverse=True) for c in found]
+    assert ["workbench.stack.tosa.conformance", "workbench.stack.hooks"] in [sorted(c, reverse=True) for c in found]
     assert [str(edge).split(": ", 1)[1] for edge in violations(copy)] == [
         "workbench.core.text imports workbench.views.tables"]
-    computed = copy / "stack" / "tosa_trace.py"
+    computed = copy / "stack" / "tosa" / "trace.py"
     computed.write_text(computed.read_text() + "\n\ndef _named(n):\n    import importlib\n\n"
                         "    return importlib.import_module(f'.{n}', __package__)\n")
     assert cycles(copy) == found  # a name computed at run time is not followed
@@ -156,12 +156,15 @@ def test_no_module_global_is_rebound_with_global():
     assert not found, found
 
 
-@pytest.mark.parametrize("package", sorted(p.parent.name for p in ROOT.glob("*/__init__.py")))
-def test_every_subpackage_docstring_names_each_of_its_modules(package):
+@pytest.mark.parametrize("package", sorted(p.parent.relative_to(ROOT).as_posix() for p in ROOT.rglob("*/__init__.py")
+                                            if "__pycache__" not in p.parts))
+def test_every_subpackage_docstring_names_each_of_its_modules_and_rooms(package):
     import re
 
     folder = ROOT / package
     doc = ast.get_docstring(ast.parse((folder / "__init__.py").read_text(encoding="utf-8"))) or ""
-    unnamed = [path.stem for path in sorted(folder.glob("*.py")) if path.stem != "__init__"
-               and not re.search(rf"`{re.escape(path.stem)}`|\b{re.escape(path.stem)}\.py\b", doc)]
+    modules = [path.stem for path in sorted(folder.glob("*.py")) if path.stem != "__init__"]
+    rooms = [path.parent.name for path in sorted(folder.glob("*/__init__.py"))]
+    unnamed = [name for name in modules + rooms
+               if not re.search(rf"`{re.escape(name)}/?`|\b{re.escape(name)}(\.py\b|/)", doc)]
     assert not unnamed, f"workbench/{package}/__init__.py does not name {unnamed}"

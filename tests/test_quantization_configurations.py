@@ -216,7 +216,7 @@ def test_a_pipelines_arguments_and_quantizer_calls_fold_into_one_configuration_o
     from executorch.backends.arm.quantizer import (get_symmetric_a16w8_quantization_config,
                                                    get_symmetric_quantization_config)
 
-    from workbench.stack.arm_test_record import fold
+    from workbench.stack.arm_tests.record import fold
 
     def folded(arguments: dict, *calls):
         base = {"file": "ops/test_x.py", "test": "test_x_tosa_INT", "param": ""}
@@ -240,7 +240,7 @@ def test_a_pipelines_arguments_and_quantizer_calls_fold_into_one_configuration_o
 def test_a_tests_own_quantizer_calls_are_kept_in_order_to_be_made_on_the_workbenchs_quantizer():
     import torch
 
-    from workbench.stack.arm_test_record import fold
+    from workbench.stack.arm_tests.record import fold
 
     base = {"file": "misc/test_x.py", "test": "test_x_tosa_INT", "param": ""}
     sigmoid_float = ("quantizer.set_module_type", (torch.nn.Sigmoid, None), {})

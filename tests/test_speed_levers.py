@@ -1,4 +1,4 @@
-"""The speed levers (workbench/stack/levers.py): each one's switch and guard, patched during workbench calls only, and
+"""The speed levers (workbench/stack/levers/): each one's switch and guard, patched during workbench calls only, and
 the whole catalogue giving the same outcome, partition decisions and TOSA flatbuffers with each lever on and off."""
 
 import json
@@ -10,7 +10,8 @@ import pytest
 
 import workbench
 from workbench import catalogue
-from workbench.stack import call_scope, graph_recompile, levers, pass_construction, pinned_sources
+from workbench.stack import call_scope, levers, pinned_sources
+from workbench.stack.levers import graph_recompile, pass_construction
 from workbench.stack.levers import SPEED
 
 LEVERS = ["decomposition_cache", "pass_construction", "decomposition_tables", "rng_placeholders", "graph_recompile",
@@ -66,7 +67,8 @@ def test_an_unknown_lever_name_is_refused_with_the_names():
 
 PROBE = """
 import json
-from workbench.stack import call_scope, levers, loader, pass_construction
+from workbench.stack import call_scope, levers, loader
+from workbench.stack.levers import pass_construction
 loader.arm()
 from executorch.exir.pass_base import _ExportPassBase
 with call_scope.workbench_call():
@@ -257,7 +259,7 @@ def test_a_sweep_gives_the_same_results_from_a_cold_or_warm_parent_and_fresh_or_
 def test_the_default_table_copy_is_executorch_own_table_and_stays_untouched_by_its_users():
     import executorch.exir.tracer as tracer
 
-    from workbench.stack.decomposition_cache import decomposition_identity
+    from workbench.stack.levers.decomposition_cache import decomposition_identity
 
     fresh = tracer._default_decomposition_table()  # executorch's own, outside a call
     with call_scope.workbench_call():

@@ -97,7 +97,7 @@ def test_doctor_names_a_changed_hook(monkeypatch, fresh_verdicts):
 
 
 def test_doctor_shows_the_shape_of_executorchs_arm_test_suite(monkeypatch, fresh_verdicts):
-    from workbench.stack import arm_test_capture
+    from workbench.stack.arm_tests import capture
 
     def suite_hook():
         (hook,) = [h for h in doctor()["hooks"] if h["name"].startswith("executorch.backends.arm.test ")]
@@ -106,16 +106,16 @@ def test_doctor_shows_the_shape_of_executorchs_arm_test_suite(monkeypatch, fresh
     assert "arm_test_suite" not in hooks.check_all()  # its 0.5 s import is not paid when the stack loads
     assert suite_hook()["status"] == "ok"
 
-    read = arm_test_capture.READ_PARAMETERS["ArmTester"]
-    monkeypatch.setitem(arm_test_capture.READ_PARAMETERS, "ArmTester", (*read, "renamed_model"))
+    read = capture.READ_PARAMETERS["ArmTester"]
+    monkeypatch.setitem(capture.READ_PARAMETERS, "ArmTester", (*read, "renamed_model"))
     hooks.forget()
     with pytest.warns(hooks.StackWarning, match="renamed_model"):
         hook = suite_hook()
     assert hook["status"] == "missing" and "ArmTester.__init__ has no parameter 'renamed_model'" in hook["detail"]
     with pytest.raises(StackError, match="renamed_model"):
-        arm_test_capture.check_test_suite()
+        capture.check_test_suite()
 
-    monkeypatch.setitem(arm_test_capture.READ_PARAMETERS, "ArmTester", read)
+    monkeypatch.setitem(capture.READ_PARAMETERS, "ArmTester", read)
     pipeline_fp = "executorch.backends.arm.test.tester.test_pipeline.TosaPipelineFP.__init__"
     monkeypatch.setitem(pinned_sources.PINNED_SOURCES, "arm_test_suite",
                         dict(pinned_sources.PINNED_SOURCES["arm_test_suite"], **{pipeline_fp: "0" * 16}))
@@ -124,7 +124,7 @@ def test_doctor_shows_the_shape_of_executorchs_arm_test_suite(monkeypatch, fresh
         hook = suite_hook()
     assert hook["status"] == "changed" and "TosaPipelineFP.__init__ (source)" in hook["detail"]
     with pytest.warns(hooks.StackWarning, match="TosaPipelineFP"):
-        arm_test_capture.check_test_suite()  # read all the same, with a warning
+        capture.check_test_suite()  # read all the same, with a warning
 
 
 def _doctor_cli(*arguments):

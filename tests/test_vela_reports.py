@@ -18,7 +18,7 @@ import pytest
 
 from workbench.core.errors import StackError
 from workbench.core.vela import VelaReport
-from workbench.stack.vela_reports import read_reports
+from workbench.stack.ethos_u.vela_reports import read_reports
 
 TARGETS = ("ethos-u55-128", "ethos-u85-256")
 

@@ -20,8 +20,8 @@ from dataclasses import fields, replace
 from pathlib import Path
 
 from ..core.outcomes import STOPPED_OUTCOMES
-from ..stack.arm_test_census import TestFunction
-from ..stack.arm_test_record import ArmTestCase
+from ..stack.arm_tests.census import TestFunction
+from ..stack.arm_tests.record import ArmTestCase
 from .cache import ResultCache, arm_test_file_key, arm_test_key, environment, tree_fingerprint
 
 FILES_KIND = "arm_test_files"  # the cache's folder of the cases read from each test file

@@ -2,7 +2,7 @@
 not, and why not.
 
 A test function is read when it gave at least one case the workbench runs; every other function, and every
-parametrization that gave nothing to run, is counted with its reason (stack/arm_test_census.py: the pipeline it
+parametrization that gave nothing to run, is counted with its reason (stack/arm_tests/census.py: the pipeline it
 builds, a file that does not import, executorch's own skip marks, what the capture could not reproduce). The
 counts are per file (`coverage_table`) and per reason (`unread_table`); nothing selected is left out of both.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ..stack.arm_test_census import case_unread_reason, file_unread_reason
+from ..stack.arm_tests.census import case_unread_reason, file_unread_reason
 
 COVERAGE_COLUMNS = ("file", "functions", "functions_read", "cases_read", "cases_unread", "import_failure")
 UNREAD_COLUMNS = ("test_id", "file", "reason", "detail")

@@ -9,7 +9,7 @@ outputs with eager, that the numerics match. The test expects that to hold, or, 
 result holds: the test's tolerance against the workbench's (docs/executorch-pipelines.md), its op-count checks with
 the partitioner's reasons, a quantizer configuration the workbench does not reproduce, an xfail whose cause the
 workbench does not check, or the workbench's own error with its root cause. An Ethos-U test is judged as executorch
-judges it without the FVP: its FVP mark expects every stage before the FVP run to pass (stack/arm_test_capture.py);
+judges it without the FVP: its FVP mark expects every stage before the FVP run to pass (stack/arm_tests/capture.py);
 where such a case disagrees, the explanation names the parametrization's own xfail that the mark shadows and the
 Vela flags of the test's compile spec that the workbench's target does not give Vela.
 """

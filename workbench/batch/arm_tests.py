@@ -5,11 +5,11 @@
     print(agreement_text(table))                  # workbench.batch.arm_tests.agreement_text: the CLI's summary
 
 `from_arm_tests(selection, backend=None, cap=None)` reads the tests that build a TOSA or Ethos-U pipeline, or whose
-name says they test one (stack/arm_test_census.py), of the files matched by `selection` (paths relative to
+name says they test one (stack/arm_tests/census.py), of the files matched by `selection` (paths relative to
 backends/arm/test, globs allowed; "all" or a folder such as "ops/" for the whole tree: expand_selection) from the
 installed executorch, or from a checkout's (`backend=path`: see stack/arm_backend.py), without editing a file: one
 `ArmTestCase` per parametrization (at most `cap` per test function, the first ones), with its module, example
-inputs, profile, quantization and what the test expects (stack/arm_test_capture.py, arm_test_record.py). A file
+inputs, profile, quantization and what the test expects (stack/arm_tests/capture.py, record.py). A file
 that does not import is reported in `cases.import_failures` and skipped; the rest goes on. Every test function
 of the files is in `cases.census`, and what was not read is counted with its reason (arm_test_coverage.py).
 
@@ -41,7 +41,7 @@ from ..core.errors import StackError, WorkbenchError
 from ..core.records import INSTALLED
 from ..core.rows import RESULT_COLUMNS, result_row
 from ..stack.call_scope import scoped
-from ..stack.arm_test_record import ArmTestCase
+from ..stack.arm_tests.record import ArmTestCase
 from .arm_test_cache import NOT_LOADED, ArmTestCache
 from .arm_test_coverage import coverage_summary, coverage_text
 from .arm_test_verdicts import agrees
@@ -61,7 +61,7 @@ class ArmTestCases(list):
         super().__init__(cases)
         self.selection, self.backend, self.cap = tuple(selection), backend, cap
         self.files, self.import_failures = tuple(files), dict(import_failures or {})
-        self.census = tuple(census)  # every test function of the files (stack/arm_test_census.py)
+        self.census = tuple(census)  # every test function of the files (stack/arm_tests/census.py)
 
     @property
     def skipped(self) -> dict[str, str]:
@@ -164,8 +164,8 @@ def from_arm_tests(selection, backend=None, *, cap: int | None = None) -> ArmTes
         found.backend = str(backend)
         return found
     from ..stack import loader
-    from ..stack.arm_test_capture import capture_file
-    from ..stack.arm_test_census import census_file
+    from ..stack.arm_tests.capture import capture_file
+    from ..stack.arm_tests.census import census_file
 
     loader.arm()  # honours WORKBENCH_ARM_BACKEND before the test suite imports the backend
     folder = tests_folder(None)

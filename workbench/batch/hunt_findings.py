@@ -57,7 +57,7 @@ UNJUDGED = "discard: float mismatch by the dtype tolerance alone, beside an accu
 
 
 def _tolerance_beside_accumulation(result: CaseResult) -> bool:
-    from ..stack import conformance
+    from ..stack.tosa import conformance
 
     wrong = [o for o in result.outputs if not o.match]
     if not wrong or any(o.note or not o.dtype.startswith(("float", "bfloat")) or o.yardstick.startswith("TOSA")

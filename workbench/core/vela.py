@@ -6,7 +6,7 @@ into its `--output-dir` (ethosu/vela/vela.py::process_regor):
   ethosu/vela/stats_writer.py::postprocess_regor_performance_database (-> `VelaLayer`);
 - `<network>_summary_<system config>.csv`: one row of network totals, the labels of
   ethosu/vela/stats_writer.py::write_summary_metrics_csv_common (-> most of `VelaReport`).
-stack/vela_reports.py reads them.
+stack/ethos_u/vela_reports.py reads them.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, fields
 
 NPU = "NPU"
 CPU = "CPU"
-# How the name of an Ethos-U target, as results record their profile, starts (stack/ethos_u.py parses them).
+# How the name of an Ethos-U target, as results record their profile, starts (stack/ethos_u/__init__.py parses them).
 TARGET_PREFIX = "ethos-u"
 
 

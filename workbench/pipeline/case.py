@@ -107,7 +107,7 @@ class Case:
 
     @classmethod
     def of_arm_test(cls, test) -> "Case":
-        """The case one of executorch's own Arm tests builds (an ArmTestCase, stack/arm_test_record.py): its module,
+        """The case one of executorch's own Arm tests builds (an ArmTestCase, stack/arm_tests/record.py): its module,
         inputs and profile or Ethos-U target, quantized as it quantizes (its configuration, then its own calls on
         its quantizer), with its transform passes; named by its test id."""
         quantization = (test.quantization or _quantization.DEFAULT.name) if test.quantize else None

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib
 import importlib.abc
 import importlib.util
 import os
@@ -27,6 +28,7 @@ from pathlib import Path
 from ..core.errors import WorkbenchError
 from ..core.failures import root_cause
 from ..core.records import INSTALLED, ArmBackend, label_of
+from . import call_scope
 from .versions import versions
 
 ENV_VAR = "WORKBENCH_ARM_BACKEND"
@@ -164,7 +166,7 @@ def use_arm_backend(path) -> ArmBackend:
 
 
 def apply_environment() -> None:
-    """Honour WORKBENCH_ARM_BACKEND before the stack is imported (called by the loader)."""
+    """Honour WORKBENCH_ARM_BACKEND before the stack is imported (called by the loader and `imported`)."""
     requested = os.environ.get(ENV_VAR)
     if requested and _SLOT.finder is None and imported_folder() is None:
         use_arm_backend(requested)
@@ -218,3 +220,21 @@ def import_failure(exc: BaseException) -> ArmBackendError | None:
         f"the Arm backend at {folder} does not import against the installed executorch {installed().executorch}: "
         f"{cause_type}: {cause}{where}. It differs from the installed backend in {len(differing)} file(s): "
         f"{listed or 'none'}{more}. If the branch needs a newer executorch core, install that core first")
+
+
+def imported(name: str):
+    """The module `name` of the stack, from the Arm backend in use (installed or a checkout's): its first import is
+    quiet (call_scope.quiet) and honours WORKBENCH_ARM_BACKEND; a checkout that does not import against the
+    installed executorch raises an ArmBackendError naming the cause and the differing files (`import_failure`)."""
+    module = sys.modules.get(name)
+    if module is not None:
+        return module
+    apply_environment()
+    try:
+        with call_scope.quiet():
+            return importlib.import_module(name)
+    except Exception as exc:
+        failure = import_failure(exc)
+        if failure is None:
+            raise
+        raise failure from None

@@ -4,7 +4,7 @@ Outside a call, torch and executorch are exactly as the user imported them. `wor
 decorator on every public entry point: run_case, run_model, sweep, the culprit search, comparisons, ...) does, on
 entering the outermost call of the process, and undoes on leaving it, whether it returns or raises:
 
-- the speed levers (levers.py), once the stack is imported (`stack_imported()`, from the loader, installs them in
+- the speed levers (levers/), once the stack is imported (`stack_imported()`, from the loader, installs them in
   a call that imported it);
 - `quiet()`: the warnings and log records of the stack that say nothing about a case, silenced;
 - the reference model's gdb backtrace on a fatal error turned off (TOSA_MODEL_NO_BACKTRACE, read when it fails:

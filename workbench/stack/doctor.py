@@ -5,7 +5,8 @@ from __future__ import annotations
 from ..core.text import table
 from . import arm_backend, hooks, levers, loader
 # every module that registers a hook, so that the report holds them all
-from . import conformance, ethos_u, internals, tosa_debug, tosa_trace  # noqa: F401
+from . import ethos_u, internals  # noqa: F401
+from .tosa import conformance, debug, trace  # noqa: F401
 from .versions import versions
 
 
@@ -41,7 +42,7 @@ def format_doctor(found: dict, *, wide: bool = False) -> str:
             for hook in found["hooks"]]
     lines += [table(rows, ["status", "name", "used for / what is wrong"], wide=wide), "",
               "speed levers (patched during workbench calls only; results are the same with each on or off; "
-              "stack/levers.py):"]
+              "stack/levers/):"]
     rows = [[name, lever["why"], lever["environment_variable"]] for name, lever in found["speed_levers"].items()]
     lines += [table(rows, ["lever", "state", "off with <variable>=0"], wide=wide)]
     lines += [f"degraded: {note}" for note in found["degradations"]]

@@ -2,13 +2,12 @@
 
 Outside this module nothing in the workbench reads a private attribute of torch or executorch: it calls the
 accessors below. The exceptions are the other modules of this layer that reproduce torch's or executorch's own
-code: the speed levers that patch a torch, torchao or executorch function during a call (decomposition_cache.py
-with registry_fingerprint.py, pass_construction.py, rng_placeholders.py, graph_recompile.py, histogram_search.py,
-provenance_sharing.py; levers.py), the capture of executorch's Arm test suite (arm_test_capture.py), the Arm
-backend's debug record, asked for by wrapping TOSABackend._preprocess while a case lowers (tosa_debug.py), the
-per-tensor trace (tosa_trace.py), the conformance verifier (conformance.py) and executorch's Ethos-U flow
-(ethos_u.py); each of those registers its own hook. What they reproduce or rely on is pinned by the hash of its
-source (pinned_sources.py), checked where they act, and each switches itself off, or warns, when it changes.
+code: the speed levers that patch a torch, torchao or executorch function during a call (levers/), the capture
+of executorch's Arm test suite (arm_tests/capture.py), the Arm backend's debug record, asked for by wrapping
+TOSABackend._preprocess while a case lowers (tosa/debug.py), the per-tensor trace (tosa/trace.py), the conformance
+verifier (tosa/conformance.py) and executorch's Ethos-U flow (ethos_u/); each of those registers its own hook.
+What they reproduce or rely on is pinned by the hash of its source (pinned_sources.py), checked where they act,
+and each switches itself off, or warns, when it changes.
 
 Each name read here has a `Hook` (hooks.py: what it reads, what the workbench uses it for, what is lost without
 it, degrading or refusing), registered below; every one is probed when the stack loads (hooks.check_all), except
@@ -19,26 +18,15 @@ is caught there too.
 
 from __future__ import annotations
 
-import importlib
 import inspect
-import sys
 
-from . import arm_backend, call_scope, hooks
+from . import hooks
+from .arm_backend import imported
 from .hooks import Hook
 
 
-def _import(name: str):
-    """A module of the stack; the first import of one is quiet and honours the Arm backend chosen (as the loader's)."""
-    module = sys.modules.get(name)
-    if module is not None:
-        return module
-    arm_backend.apply_environment()
-    with call_scope.quiet():
-        return importlib.import_module(name)
-
-
 def _probe_reporter() -> str:
-    reporter = _import("executorch.exir.backend.utils").WhyNoPartitionReporter()
+    reporter = imported("executorch.exir.backend.utils").WhyNoPartitionReporter()
     reasons = getattr(reporter, "_rejected_nodes", None)
     if reasons is None:
         return "missing: WhyNoPartitionReporter instances have no _rejected_nodes"
@@ -47,7 +35,7 @@ def _probe_reporter() -> str:
 
 
 def _probe_operator_support() -> str:
-    partitioner = _import("executorch.backends.arm.tosa.partitioner").TOSAPartitioner
+    partitioner = imported("executorch.backends.arm.tosa.partitioner").TOSAPartitioner
     method = getattr(partitioner, "_create_operator_support", None)
     if method is None:
         return "missing: TOSAPartitioner has no _create_operator_support"
@@ -59,14 +47,14 @@ def _probe_operator_support() -> str:
 def _probe_compile_config() -> str:
     import dataclasses
 
-    config = _import("executorch.exir").EdgeCompileConfig
+    config = imported("executorch.exir").EdgeCompileConfig
     fields = {f.name for f in dataclasses.fields(config)}
     return hooks.OK if "_check_ir_validity" in fields else "missing: EdgeCompileConfig has no _check_ir_validity field"
 
 
 def _probe_edge_ops() -> str:
     try:
-        target = _import("executorch.exir.dialects._ops").ops.edge.aten.add.Tensor
+        target = imported("executorch.exir.dialects._ops").ops.edge.aten.add.Tensor
     except (ImportError, AttributeError) as exc:
         return f"missing: {type(exc).__name__}: {exc}"
     return hooks.OK if target_name(target) == "aten.add.Tensor" else \
@@ -74,13 +62,13 @@ def _probe_edge_ops() -> str:
 
 
 def _probe_op_classes() -> str:
-    torch_ops = _import("torch._ops")
+    torch_ops = imported("torch._ops")
     missing = [n for n in ("OpOverload", "HigherOrderOperator") if not isinstance(getattr(torch_ops, n, None), type)]
     return hooks.OK if not missing else f"missing: torch._ops.{', torch._ops.'.join(missing)}"
 
 
 def _probe_int64_check() -> str:
-    module = _import("executorch.backends.arm.operator_support.tosa_supported_operators")
+    module = imported("executorch.backends.arm.operator_support.tosa_supported_operators")
     check = getattr(module, "CheckInt64InputsAndOutputs", None)
     if check is None:
         return "missing: no CheckInt64InputsAndOutputs in operator_support.tosa_supported_operators"
@@ -90,7 +78,7 @@ def _probe_int64_check() -> str:
 
 
 def _probe_tosa_spec() -> str:
-    spec = _import("executorch.backends.arm.tosa.specification").TosaSpecification
+    spec = imported("executorch.backends.arm.tosa.specification").TosaSpecification
     parsed = spec.create_from_string("TOSA-1.1+INT+int64")
     missing = [n for n in ("version", "profiles", "extensions", "is_U55_subset") if not hasattr(parsed, n)]
     if missing:
@@ -101,7 +89,7 @@ def _probe_tosa_spec() -> str:
 
 
 def _probe_arm_passes() -> str:
-    module = _import("executorch.backends.arm._passes")
+    module = imported("executorch.backends.arm._passes")
     names = arm_pass_names()
     if "InsertInt32CastsAfterInt64PlaceholdersPass" not in names:
         return f"changed: {module.__name__} has no InsertInt32CastsAfterInt64PlaceholdersPass among {len(names)} passes"
@@ -109,7 +97,7 @@ def _probe_arm_passes() -> str:
 
 
 def _probe_control_flow_quantization() -> str:
-    quantizer = _import("executorch.backends.arm.quantizer").TOSAQuantizer
+    quantizer = imported("executorch.backends.arm.quantizer").TOSAQuantizer
     method = getattr(quantizer, "_quantize_with_submodules", None)
     if method is None:
         return "missing: TOSAQuantizer._quantize_with_submodules"
@@ -119,9 +107,9 @@ def _probe_control_flow_quantization() -> str:
 
 
 def _probe_arm_test_suite() -> str:
-    from . import arm_test_capture  # imported on use: reading the test suite imports it
+    from .arm_tests import capture  # imported on use: reading the test suite imports it
 
-    _, missing, changed = arm_test_capture.suite_problems()
+    _, missing, changed = capture.suite_problems()
     if missing or changed:
         return "missing: " + "; ".join(missing) if missing else f"changed: {', '.join(changed)} (source)"
     return hooks.OK
@@ -163,7 +151,7 @@ for _hook in (
          "control-flow quantization: a cond branch or while_loop body stays float when quantized", True,
          _probe_control_flow_quantization, probe_at_load=False),
     Hook("arm_test_suite", "executorch.backends.arm.test (tester/test_pipeline.py pipelines, ArmTester, "
-         "common.parametrize)", "reading executorch's own Arm tests as cases (stack/arm_test_capture.py)",
+         "common.parametrize)", "reading executorch's own Arm tests as cases (stack/arm_tests/capture.py)",
          "executorch's Arm tests as cases (`workbench sweep --arm-tests`, `workbench.from_arm_tests`)", False,
          _probe_arm_test_suite, probe_at_load=False),
 ):
@@ -215,7 +203,7 @@ def edge_compile_config(exir, check_ir_validity: bool):
 def edge_operator(name: str):
     """The edge operator `name` ('aten.add.Tensor'); AttributeError or RuntimeError when there is none."""
     hooks.require("edge_ops")
-    target = _import("executorch.exir.dialects._ops").ops.edge
+    target = imported("executorch.exir.dialects._ops").ops.edge
     for part in name.split("."):
         target = getattr(target, part)
     return target
@@ -223,7 +211,7 @@ def edge_operator(name: str):
 
 def target_name(target) -> str:
     """'aten.add.Tensor' for aten and edge operators, the name of a higher-order operator, else the function name."""
-    torch_ops = _import("torch._ops")
+    torch_ops = imported("torch._ops")
     if type(target).__name__ == "EdgeOpOverload":
         return str(target.__name__)  # public: "<namespace>.<op>.<overload>"
     overload, higher_order = getattr(torch_ops, "OpOverload", None), getattr(torch_ops, "HigherOrderOperator", None)
@@ -253,14 +241,14 @@ def quantize_with_submodules(quantizer, graph, inputs: tuple):
 def stock_int64_check(exported_program, reporter, tosa_spec):
     """executorch's own CheckInt64InputsAndOutputs for one partitioning."""
     hooks.require("int64_check")
-    module = _import("executorch.backends.arm.operator_support.tosa_supported_operators")
+    module = imported("executorch.backends.arm.operator_support.tosa_supported_operators")
     return module.CheckInt64InputsAndOutputs(exported_program, reporter, tosa_spec)
 
 
 def arm_pass_names() -> list[str]:
     """The names of the Arm backend's pass classes (ExportPass subclasses exported by its _passes package)."""
-    module = _import("executorch.backends.arm._passes")
-    base = _import("executorch.exir.pass_base").ExportPass
+    module = imported("executorch.backends.arm._passes")
+    base = imported("executorch.exir.pass_base").ExportPass
     return sorted(name for name, value in vars(module).items()
                   if isinstance(value, type) and issubclass(value, base) and not name.startswith("_"))
 
@@ -270,7 +258,7 @@ def arm_pass(name: str):
     hooks.require("arm_passes")
     if name not in arm_pass_names():
         raise KeyError(name)
-    return getattr(_import("executorch.backends.arm._passes"), name)
+    return getattr(imported("executorch.backends.arm._passes"), name)
 
 
 def tosa_spec_fields(parsed) -> tuple[str, tuple[str, ...], tuple[str, ...], bool]:

@@ -11,11 +11,11 @@ and workbench calls install the speed levers from then on (call_scope.stack_impo
 from __future__ import annotations
 
 import functools
-import importlib
 
 from . import arm_backend as backends
-# internals and tosa_debug register the hooks probed when the stack loads
-from . import call_scope, hooks, internals, tosa_debug  # noqa: F401
+# internals and tosa.debug register the hooks probed when the stack loads
+from . import call_scope, hooks, internals  # noqa: F401
+from .tosa import debug  # noqa: F401
 from .versions import versions
 
 __all__ = ["torch", "exir", "arm", "import_arm", "reference_model", "versions", "arm_backend", "specification"]
@@ -56,7 +56,7 @@ def arm():
     compile_spec = import_arm("executorch.backends.arm.tosa.compile_spec")
     partitioner = import_arm("executorch.backends.arm.tosa.partitioner")
     # loud, once per process, for every private name that is missing or changed: internals' own and the Arm
-    # backend's debug record (tosa_debug's hook), which every lowering reads
+    # backend's debug record (tosa.debug's hook), which every lowering reads
     hooks.check_all()
     call_scope.stack_imported()  # before any fork: workers inherit the call's levers
 
@@ -69,17 +69,10 @@ def arm():
 
 
 def import_arm(module: str):
-    """A module of the Arm backend in use (installed or a checkout's, see arm_backend); a checkout that does not
-    import against the installed executorch raises an ArmBackendError naming the cause and the differing files."""
+    """A module of the Arm backend in use, after executorch.exir (arm_backend.imported: quiet, installed or a
+    checkout's; a checkout that does not import against the installed executorch raises an ArmBackendError)."""
     exir()
-    try:
-        with call_scope.quiet():
-            return importlib.import_module(module)
-    except Exception as exc:
-        failure = backends.import_failure(exc)
-        if failure is None:
-            raise
-        raise failure from None
+    return backends.imported(module)
 
 
 @functools.lru_cache(maxsize=None)

@@ -1,20 +1,21 @@
 """What the workbench reproduces or relies on in torch's and executorch's code, pinned to the sha256 (first 16 hex
 digits) of `inspect.getsource` it was checked against, per part. `source_differences(part)` compares the installed
-sources with these; a speed lever's part whose source differs stays off (levers.py), and the Arm test suite's
-capture refuses to trust its cases blindly (arm_test_capture.py warns).
+sources with these; a speed lever's part whose source differs stays off (levers/), and the Arm test suite's
+capture refuses to trust its cases blindly (arm_tests/capture.py warns).
 
-- "memo": what the decomposition memo's fingerprint covers (decomposition_cache.py);
+- "memo": what the decomposition memo's fingerprint covers (levers/decomposition_cache.py);
 - "override": what its override reproduces;
 - "pass_construction": ExportPass.__init__, reproduced, and how the rest uses an interpreter's module;
 - "pass_tracers": what builds a pass's interpreter and tracer, which pass_construction builds on first read;
-- "tables": the decomposition tables memoised (decomposition_tables.py): executorch's default table, the layout of
-  torch's CustomDecompTable it copies, what builds the table, and the split it memoises with what that reads;
-- "rng_placeholders": the rng tracker's reset and every function that reads what it sets (rng_placeholders.py);
-- "graph_recompile": the two fx functions a GraphModule recompile calls that graph_recompile.py reproduces;
-- "histogram_search": the histogram observer's range search that histogram_search.py reproduces;
-- "provenance_sharing": the provenance record's constructor that provenance_sharing.py reproduces, and every
+- "tables": the decomposition tables memoised (levers/decomposition_tables.py): executorch's default table, the
+  layout of torch's CustomDecompTable it copies, what builds the table, and the split it memoises with what that
+  reads;
+- "rng_placeholders": the rng tracker's reset and every function that reads what it sets (levers/rng_placeholders.py);
+- "graph_recompile": the two fx functions a GraphModule recompile calls that levers/graph_recompile.py reproduces;
+- "histogram_search": the histogram observer's range search that levers/histogram_search.py reproduces;
+- "provenance_sharing": the provenance record's constructor that levers/provenance_sharing.py reproduces, and every
   function that writes to a record or to the lists that hold them;
-- "arm_test_suite": the constructors of executorch's test pipelines that arm_test_capture.py reproduces, and the
+- "arm_test_suite": the constructors of executorch's test pipelines that arm_tests/capture.py reproduces, and the
   Ethos-U compile-spec functions of its common.py they call.
 """
 
@@ -96,7 +97,7 @@ PINNED_SOURCES = {
         "torch.fx.passes.graph_transform_observer.GraphTransformObserver.get_node_creation_hook": "3f370ed7e0fa315d",
         "torch.fx.passes.graph_transform_observer.GraphTransformObserver.get_node_replace_hook": "f57ed6d99ca4f986",
     },
-    # Not a lever's: what arm_test_capture.py reproduces (how a test pipeline builds its profile or compile spec and
+    # Not a lever's: what arm_tests/capture.py reproduces (how a test pipeline builds its profile or compile spec and
     # quantizes).
     "arm_test_suite": {
         "executorch.backends.arm.test.tester.test_pipeline.TosaPipelineFP.__init__": "a013cd655e7fadd5",

@@ -42,7 +42,7 @@ INT_AND_FP_WITH_AND_WITHOUT_INT64: tuple[str, ...] = ("TOSA-1.0+INT", "TOSA-1.1+
 @dataclass(frozen=True)
 class Profile:
     """A validated profile: the string as given plus what executorch parsed from it. An Ethos-U target
-    (`ethos-u55-128`, stack/ethos_u.py) is one too: its name is the target's, the rest is read from the TOSA
+    (`ethos-u55-128`, stack/ethos_u/__init__.py) is one too: its name is the target's, the rest is read from the TOSA
     specification executorch compiles its graphs for, and `target` holds it."""
 
     name: str

@@ -3,7 +3,7 @@
 `Recorder(install)` calls `install(patches, recorder)` when the first thread starts recording (it puts the wrapper
 in place on the undo stack `patches`) and undoes it when the last one stops, so outside every recording the
 stack is exactly as it was. The wrapper finds the calling thread's list with `recorder.sink()` (None: this
-thread is not recording, and it must behave as the original). Used by tosa_debug.py and vela_capture.py.
+thread is not recording, and it must behave as the original). Used by tosa/debug.py and ethos_u/vela_capture.py.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""Judge float outputs as the TOSA conformance suite judges an operator's result (stack/conformance.py).
+"""Judge float outputs as the TOSA conformance suite judges an operator's result (stack/tosa/conformance.py).
 
 An output is judged in a compliance mode when it is a delegate's output, that delegate ran once, and the TOSA
-operators that reach it are one computing operator and data movement (stack/conformance.py: DATA_MOVEMENT): the
+operators that reach it are one computing operator and data movement (stack/tosa/conformance.py: DATA_MOVEMENT): the
 suite defines a mode per operator, not for a chain of them. The reference model then evaluates the same graph on
 the same inputs in precise mode (FP64) and in bounds mode, and the verifier judges the reference's own output and
 eager PyTorch's output against them.
@@ -16,7 +16,8 @@ import dataclasses
 
 from ..core import dtypes as _dtypes
 from ..core.outcomes import Numerics, Stage
-from ..stack import conformance, loader
+from ..stack import loader
+from ..stack.tosa import conformance
 from .spec import StageSpec
 from .state import Lowering, tosa_graph_of
 from .tosa_flatbuffer import input_names, output_names, read_operators

@@ -3,7 +3,7 @@ and for an Ethos-U target Vela, which executorch's Ethos-U backend runs on each 
 
 executorch does all of it in one call; which stage a failure belongs to is told by how far the partitioner got and
 whether Vela refused (`failed_stage`: a refusal is the `vela` stage, outcome vela_error). Each Vela compile is
-kept (stack/vela_capture.py): its report goes into the delegate's record, its time into the timings as `vela`.
+kept (stack/ethos_u/vela_capture.py): its report goes into the delegate's record, its time into the timings as `vela`.
 After a successful lowering the state holds the lowered program, its delegates with their TOSA operators, and the
 outcome: `fallback` (nothing delegated: no later stage runs), `partial` or `delegated`.
 """
@@ -18,7 +18,9 @@ import re
 from ..core.errors import StackError
 from ..core.outcomes import Outcome, Stage
 from ..core.records import DelegateRecord, ErrorInfo, FailingNode
-from ..stack import hooks, internals, loader, tosa_debug, vela_capture
+from ..stack import hooks, internals, loader
+from ..stack.ethos_u import vela_capture
+from ..stack.tosa import debug as tosa_debug
 from . import tosa_provenance
 from .partition import lowered_layout, make_partitioner
 from .spec import StageSpec

@@ -71,7 +71,7 @@ def quantize(module, inputs: tuple, profile: str, quantization: Quantization | N
     executorch's TosaPipelineINT quantizes, for the TOSA `profile` (quantizer_profile): its global config (and with
     +io its I/O config) is the configuration's; then each of `calls` (method, args, kwargs) is made on the
     quantizer in order, as a test makes them on its pipeline's quantizer.
-    For an Ethos-U target (stack/ethos_u.py) the quantizer is executorch's EthosUQuantizer for it, as its
+    For an Ethos-U target (stack/ethos_u/__init__.py) the quantizer is executorch's EthosUQuantizer for it, as its
     EthosU55PipelineINT / EthosU85PipelineINT quantize."""
     torch = loader.torch()
     arm_quantizer = loader.import_arm("executorch.backends.arm.quantizer")

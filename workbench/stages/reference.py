@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.outcomes import Stage
-from ..stack import loader, native_output
+from ..stack import loader
+from ..stack.tosa import native_output
 from .spec import StageSpec
 from .state import Lowering, copied, flatten_outputs, tosa_graph_of
 from .tosa_flatbuffer import input_names

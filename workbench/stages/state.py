@@ -58,7 +58,7 @@ class Lowering:
     lowered: list = field(default_factory=list)  # lowered delegate modules, in call order
     cpu_compute: list = field(default_factory=list)  # targets of compute nodes left on CPU
     delegates: list = field(default_factory=list)  # DelegateRecords
-    vela_runs: list = field(default_factory=list)  # stack.vela_capture.VelaRun of each Vela compile (Ethos-U)
+    vela_runs: list = field(default_factory=list)  # stack.ethos_u.vela_capture.VelaRun of each Vela compile (Ethos-U)
     vela_refused_nodes: list = field(default_factory=list)  # the nodes whose TOSA operator Vela refused
     node_tosa_ops: dict = field(default_factory=dict)  # edge node name -> the TOSA operators it became
     actual: list | None = None  # the lowered program's outputs, flat

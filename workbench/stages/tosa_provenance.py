@@ -1,5 +1,5 @@
 """Which TOSA operators each delegated node became: the Arm backend's own debug record of a delegate
-(stack/tosa_debug.py) matched to the delegate's operators and to the partition's nodes (a helper of the lower
+(stack/tosa/debug.py) matched to the delegate's operators and to the partition's nodes (a helper of the lower
 stage).
 
 What a result holds (core/records.py): each operator of `DelegateRecord.tosa_ops` gets `fx_node` (the partition's
@@ -16,7 +16,7 @@ hook) has neither: `tosa_ops` stays None.
   whose own trace it carries (the backend's passes copy a node's metadata onto the nodes they make from it), the
   latest that computes where several do (a decomposition's nodes share one); else one sharing a source with it
   (as the per-tensor trace matches, stages/trace.py); a TABLE, made without provenance, the node named in its
-  table constant (stack/tosa_trace.py); else none.
+  table constant (stack/tosa/trace.py); else none.
 - An operator no node visitor recorded (a RESHAPE or TILE a visitor's helper adds, backends/arm/tosa/utils.py),
   or one still matched to no node (the RESHAPE MatchArgRanksPass adds to give an input the rank of the other,
   traced to a view_copy of its own graph), belongs, as a "helper", to the node of the operators that read its
@@ -34,7 +34,8 @@ hook) has neither: `tosa_ops` stays None.
 from __future__ import annotations
 
 from ..core.records import is_quantize_dequantize
-from ..stack import tosa_debug, tosa_trace
+from ..stack.tosa import debug as tosa_debug
+from ..stack.tosa import trace as tosa_trace
 
 LOWERING, LAYOUT, HELPER, CONSTANT = "lowering", "layout transpose", "helper", "constant"
 BY_ELIMINATION = "by elimination"
@@ -141,7 +142,7 @@ def _edge_node(event, edge: dict, by_trace: dict) -> str | None:
 
 def _table_source(op: dict, edge: dict) -> str | None:
     """A TABLE, which InsertTableOpsPass makes without provenance: the node it replaced, named in its table
-    constant's name (stack/tosa_trace.py)."""
+    constant's name (stack/tosa/trace.py)."""
     if op["op"] != "TABLE":
         return None
     return next((name for tensor in op["inputs"]

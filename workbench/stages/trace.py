@@ -4,7 +4,7 @@ computed it, beside the eager value of the FX node it came from, judged with com
 Only for a case that asks for it (Case.trace); non-fatal: a failure here is kept in the result's skipped stages and
 changes neither the outcome nor the numerics.
 
-- TOSA values: the delegate's flatbuffer with every operator's output also a block output (stack/tosa_trace.py),
+- TOSA values: the delegate's flatbuffer with every operator's output also a block output (stack/tosa/trace.py),
   run on the reference model with the call's own inputs: the arrays it returns, exact. For an Ethos-U delegate,
   the TOSA graph Vela was given. Blocks of control flow (COND_IF, WHILE_LOOP bodies) are not traced: their
   operators' values are not the main block's tensors.
@@ -20,7 +20,8 @@ import math
 
 from ..core import dtypes as _dtypes
 from ..core.records import TraceRow
-from ..stack import loader, tosa_trace
+from ..stack import loader
+from ..stack.tosa import trace as tosa_trace
 from . import trace_layout, trace_match
 from .compare import _values, compare_output
 from .reference import ReferenceModelError, _to_torch, lowered_module_label, silence_native_stdout

@@ -5,7 +5,7 @@ the rows; trace_scales.py finds integer tensors' scales, trace_layout.py lays va
   (the tensor itself, or with a suffix for a tensor a node visitor adds: `tosa_mul_default_shift`); that node is
   the edge program's node of the same name, else the one it was made from (torch's node provenance), else the
   edge program's nodes that share its nearest ancestor; a TABLE, which carries no provenance, the node it replaced
-  (stack/tosa_trace.py), and a node of one input made without provenance what that input came from. A tensor
+  (stack/tosa/trace.py), and a node of one input made without provenance what that input came from. A tensor
   with none gets "no FX node".
 - What it is judged against (an `Expectation`):
   - its node's eager value, when that has as many elements and the same kind of numbers (floats, integers);
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 
-from ..stack import tosa_trace
+from ..stack.tosa import trace as tosa_trace
 from .trace_expectation import (FLOAT_TYPES, QUANTIZED_TYPES, Expectation, Planned, another_kind, counted, dtype_name,
                                 is_quantize)
 from .trace_layout import align, carried, laid_out, layout_from_inputs

@@ -13,7 +13,7 @@ How a test file is read, without editing it: the module is imported from the pro
 a checkout's: stack/arm_backend.py), seeded as executorch's conftest seeds (random and torch at 0, before the
 import and before every test call); the pipeline classes and ArmTester are replaced *in that module's namespace
 only* by recorders, and every test function that builds a TOSA or Ethos-U pipeline, or whose name says it tests
-one (arm_test_census.py reads that from the source), is called once per parametrization; a test asking for
+one (census.py reads that from the source), is called once per parametrization; a test asking for
 pytest's `tmp_path` gets a new temporary folder. A recorder keeps the constructor's arguments (the profile
 string built exactly as the real class builds it; for an Ethos-U pipeline the compile spec its constructor builds,
 from common.py) and every later call on the pipeline (pop_stage, change_args, quantizer settings, ...); `run()`
@@ -44,10 +44,10 @@ import warnings
 from collections import Counter
 from pathlib import Path
 
-from ..core.errors import StackError, StackWarning
-from .arm_test_census import census_file
-from .arm_test_record import ArmTestCase, fold
-from .pinned_sources import source_differences
+from ...core.errors import StackError, StackWarning
+from ..pinned_sources import source_differences
+from .census import census_file
+from .record import ArmTestCase, fold
 
 TEST_PACKAGE = "executorch.backends.arm.test"
 SEED = 0  # executorch's conftest: TEST_SEED defaults to 0
@@ -87,9 +87,9 @@ def check_test_suite() -> dict[str, type]:
     classes, missing, changed = suite_problems()
     if missing:
         raise StackError("executorch's Arm test suite changed: " + "; ".join(missing) + ". workbench/stack/"
-                         "arm_test_capture.py reads these to turn its tests into cases")
+                         "arm_tests/capture.py reads these to turn its tests into cases")
     for name in changed:
-        warnings.warn(f"executorch's {name} is not the source workbench/stack/arm_test_capture.py reproduces "
+        warnings.warn(f"executorch's {name} is not the source workbench/stack/arm_tests/capture.py reproduces "
                       "(how it builds the profile or compile spec and quantizes): check the captured cases against "
                       "it", StackWarning, stacklevel=2)
     return classes
@@ -142,7 +142,7 @@ class _Calls:
 
 class _TesterMethod:
     """Stands for `ArmTester.check_not` (any method of the class itself) where a test passes it to add_stage_after:
-    the record says which check the added stage makes (arm_test_record.py reads check_not and check_count)."""
+    the record says which check the added stage makes (record.py reads check_not and check_count)."""
 
     def __init__(self, name: str):
         self.__name__ = name

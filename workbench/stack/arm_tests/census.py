@@ -4,7 +4,7 @@ importing it.
 A test function (a module-level `def test_*`, as pytest collects them) builds what its body names: a pipeline
 class of tester/test_pipeline.py (any name ending in `Pipeline...`) or ArmTester, directly or through a
 module-level helper function of the same file that it calls (followed transitively). That is what decides which
-functions the capture reads (arm_test_capture.py): those that build a TOSA or Ethos-U pipeline (READ_PIPELINES),
+functions the capture reads (capture.py): those that build a TOSA or Ethos-U pipeline (READ_PIPELINES),
 whatever their name, and those whose name says TOSA or Ethos-U (TEST_NAME_PARTS). Every other function is counted
 with the reason it is not read (`unread_reason`), so nothing in a file is dropped silently.
 """
@@ -17,7 +17,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from .arm_test_record import ArmTestCase
+from .record import ArmTestCase
 
 TEST_NAME_PARTS = ("tosa_FP", "tosa_INT", "u55_INT", "u85_INT")
 READ_PIPELINES = ("TosaPipelineFP", "TosaPipelineINT", "OpNotSupportedPipeline", "EthosU55PipelineINT",

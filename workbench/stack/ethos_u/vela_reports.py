@@ -14,8 +14,8 @@ import csv
 import math
 from pathlib import Path
 
-from ..core.errors import StackError
-from ..core.vela import CPU, NPU, VelaLayer, VelaReport
+from ...core.errors import StackError
+from ...core.vela import CPU, NPU, VelaLayer, VelaReport
 
 SUMMARY_GLOB = "*_summary_*.csv"
 PER_LAYER_SUFFIX = "_per-layer.csv"

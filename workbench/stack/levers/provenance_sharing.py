@@ -21,7 +21,7 @@ constructor stays, a warning says so once, and `workbench doctor` says why.
 
 from __future__ import annotations
 
-from .patches import Lever, Patch
+from ..patches import Lever, Patch
 
 _HOME = "torch.fx.traceback"
 

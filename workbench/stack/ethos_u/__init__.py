@@ -11,6 +11,9 @@ The flow is executorch's, piece by piece: `EthosUCompileSpec(accelerator, system
 `EthosUQuantizer` made from it, the `EthosUPartitioner` (a TOSAPartitioner whose delegation spec names the
 `EthosUBackend`, which lowers to TOSA and compiles the flatbuffer with Vela). A target's TOSA specification is the
 one executorch derives from the accelerator (TOSA-1.0+INT+int16+int4+u55 for the U55, +cf for the U85).
+
+Beside this module: `vela_capture`, each Vela compile of the flow kept as it happens; `vela_reports`, Vela's report
+files read.
 """
 
 from __future__ import annotations
@@ -22,10 +25,10 @@ import io
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core.errors import ProfileError
-from ..core.vela import TARGET_PREFIX
-from . import hooks, loader
-from .hooks import Hook
+from ...core.errors import ProfileError
+from ...core.vela import TARGET_PREFIX
+from .. import hooks, loader
+from ..hooks import Hook
 
 FAMILIES = {"ethos-u55": (32, 64, 128, 256), "ethos-u85": (128, 256, 512, 1024, 2048)}
 ACCELERATORS: tuple[str, ...] = tuple(f"{family}-{macs}" for family, sizes in FAMILIES.items() for macs in sizes)
@@ -203,6 +206,6 @@ def describe_targets(defaults=None) -> list[str]:
 hooks.register(Hook(
     "ethos_u", "executorch.backends.arm.ethosu.backend.vela_compile (wrapped during lowering), "
     "EthosUCompileSpec._default_system_config_and_memory_mode / ._tosa_spec_for_target",
-    "Ethos-U targets: executorch's Ethos-U flow, each Vela compile's reports and refusals (stack/ethos_u.py, "
-    "stack/vela_capture.py)", "Ethos-U targets (ethos-u55-128, ...)", False,
+    "Ethos-U targets: executorch's Ethos-U flow, each Vela compile's reports and refusals (stack/ethos_u/__init__.py, "
+    "vela_capture.py)", "Ethos-U targets (ethos-u55-128, ...)", False,
     probe, probe_at_load=False))

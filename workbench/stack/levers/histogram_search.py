@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import struct
 
-from .patches import Lever, Patch
+from ..patches import Lever, Patch
 
 _HOME = "torchao.quantization.pt2e.observer"
 _FLOAT32 = struct.Struct("f")

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import functools
 
-from .patches import Lever, replacing
+from ..patches import Lever, replacing
 
 _HOME = "executorch.exir.pass_base"
 

@@ -40,7 +40,7 @@ call (each entry is checked against what it was built from before it is used); t
 from __future__ import annotations
 
 from . import decomposition_cache
-from .patches import Lever, Patch
+from ..patches import Lever, Patch
 
 # Every module that holds its own reference to executorch's default table (executorch imports it by name).
 _DEFAULT_TABLE_HOMES = ("executorch.exir.tracer", "executorch.exir.program._program")

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import functools
 
-from .patches import Lever, Patch
+from ..patches import Lever, Patch
 
 _HOME = "torch._decomp.decompositions_for_rng"
 

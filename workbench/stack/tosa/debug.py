@@ -25,10 +25,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core.errors import StackError
-from . import hooks
-from .hooks import Hook
-from .recorder import Recorder
+from ...core.errors import StackError
+from .. import hooks
+from ..hooks import Hook
+from ..recorder import Recorder
 
 _DEBUG_FILE = "debug.json"
 
@@ -74,7 +74,7 @@ def _install(patches, recorder: Recorder) -> None:
     original = vars(TOSABackend).get("_preprocess")
     if not isinstance(original, staticmethod):
         raise StackError("TOSABackend._preprocess is not a static method: the Arm backend changed "
-                         "(workbench/stack/tosa_debug.py)")
+                         "(workbench/stack/tosa/debug.py)")
     patches.setattr(TOSABackend, "_preprocess", staticmethod(_wrap(original.__func__, recorder)))
 
 
@@ -110,7 +110,7 @@ def recording():
 def _edge_nodes(edge_program) -> dict:
     from executorch.backends.arm.debug.schema import TorchDebugSchema
 
-    from .internals import target_name
+    from ..internals import target_name
 
     nodes = {}
     for node in edge_program.graph.nodes:
@@ -137,7 +137,7 @@ def operator_events(record: DelegateDebugRecord) -> list[OperatorEvent]:
     DebugSchema.to_dict()."""
     if record.problem:
         raise StackError(f"the Arm backend's {_DEBUG_FILE} could not be read ({record.problem}): executorch "
-                         "changed how it writes its debug record (workbench/stack/tosa_debug.py)")
+                         "changed how it writes its debug record (workbench/stack/tosa/debug.py)")
     events = []
     for event in record.events:
         try:
@@ -149,7 +149,7 @@ def operator_events(record: DelegateDebugRecord) -> list[OperatorEvent]:
                 trace=tuple((t["name"], t["graph_id"]) for t in trace) if isinstance(trace, list) else ()))
         except (KeyError, TypeError) as exc:
             raise StackError(f"the Arm backend's debug.json events are not laid out as its DebugSchema was "
-                             f"(missing {exc}): executorch changed (workbench/stack/tosa_debug.py)") from None
+                             f"(missing {exc}): executorch changed (workbench/stack/tosa/debug.py)") from None
     return events
 
 
@@ -157,5 +157,5 @@ hooks.register(Hook(
     "tosa_provenance", "TOSABackend._preprocess (wrapped during lowering), ArmCompileSpec.dump_debug_info("
     "DebugMode.JSON), backends/arm/debug/schema.py's debug.json",
     "which TOSA operators each delegated node became, from the Arm backend's own debug record "
-    "(stack/tosa_debug.py)", "TOSA provenance: delegated nodes and TOSA operators are not matched", True,
+    "(stack/tosa/debug.py)", "TOSA provenance: delegated nodes and TOSA operators are not matched", True,
     probe))

@@ -23,8 +23,9 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import hooks, native_output
-from .hooks import Hook
+from .. import hooks
+from ..hooks import Hook
+from . import native_output
 
 # Operators that only move or pick values: exact whatever their data, so they keep another operator's mode.
 DATA_MOVEMENT = frozenset({"RESHAPE", "TRANSPOSE", "CONST", "CONST_SHAPE", "IDENTITY", "SLICE", "CONCAT", "TILE",
@@ -229,6 +230,6 @@ def probe() -> str:
 
 hooks.register(Hook(
     "conformance", "tosa-tools' generator.tosa_test_gen.TosaTestGen.TOSA_OP_LIST and checker.verifier",
-    "judging float outputs in the TOSA conformance suite's compliance mode (stack/conformance.py)",
+    "judging float outputs in the TOSA conformance suite's compliance mode (stack/tosa/conformance.py)",
     "the compliance verdict: float outputs are judged by the dtype tolerances only", True,
     probe, probe_at_load=False))

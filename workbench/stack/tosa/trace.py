@@ -22,9 +22,9 @@ import copy
 import re
 import struct
 
-from ..core.errors import StackError
-from . import hooks
-from .hooks import Hook
+from ...core.errors import StackError
+from .. import hooks
+from ..hooks import Hook
 
 _TABLE_CONSTANT = re.compile(r"^b_(.+)_table_constant$")
 # The slot of TosaBasicBlock.outputs in the block's vtable (tosa.TosaBasicBlock.Outputs reads Offset(12)).
@@ -61,7 +61,7 @@ def with_outputs(flatbuffer: bytes, names: list[str]) -> bytes:
     relative = table.Offset(_OUTPUTS_VTABLE_OFFSET)
     if relative == 0:
         raise StackError("tosa.TosaBasicBlock has no outputs field where the trace reads it: tosa-tools' "
-                         "flatbuffer layout changed (workbench/stack/tosa_trace.py)")
+                         "flatbuffer layout changed (workbench/stack/tosa/trace.py)")
     field = table.Pos + relative
     data += b"\0" * (-len(data) % 4)
     vector = len(data)
@@ -85,7 +85,7 @@ def with_outputs(flatbuffer: bytes, names: list[str]) -> bytes:
     read_back = [check.Outputs(i).decode() for i in range(check.OutputsLength())]
     if read_back != list(names):
         raise StackError("a TOSA flatbuffer with added block outputs does not read back as written: tosa-tools' "
-                         "flatbuffer layout changed (workbench/stack/tosa_trace.py)")
+                         "flatbuffer layout changed (workbench/stack/tosa/trace.py)")
     return patched
 
 
@@ -97,10 +97,10 @@ def serialized_graph(lowered_module):
         from executorch.backends.arm.tosa.compile_spec import TosaCompileSpec
     except ImportError as exc:
         raise StackError(f"the trace cannot rebuild the Arm backend's serialized graph: {exc} "
-                         "(workbench/stack/tosa_trace.py)") from None
+                         "(workbench/stack/tosa/trace.py)") from None
     if not hasattr(TosaCompileSpec, "_from_list") or not hasattr(ArmPassManager, "transform_to_backend_pipeline"):
         raise StackError("the trace cannot rebuild the Arm backend's serialized graph: TosaCompileSpec._from_list "
-                         "or ArmPassManager.transform_to_backend_pipeline is gone (workbench/stack/tosa_trace.py)")
+                         "or ArmPassManager.transform_to_backend_pipeline is gone (workbench/stack/tosa/trace.py)")
     program = copy.deepcopy(lowered_module.original_module)
     return ArmPassManager(_tosa_compile_spec(lowered_module)).transform_to_backend_pipeline(
         exported_program=program, graph_module=program.graph_module)
@@ -120,10 +120,10 @@ def _tosa_compile_spec(lowered_module):
         from executorch.backends.arm.tosa.backend import TOSABackend
     except ImportError as exc:
         raise StackError(f"the trace cannot read an Ethos-U delegate's compile specs: {exc} "
-                         "(workbench/stack/tosa_trace.py)") from None
+                         "(workbench/stack/tosa/trace.py)") from None
     if formats != {EthosUCompileSpec._get_output_format()} or not hasattr(TOSABackend, "filter_tosa_compile_specs"):
         raise StackError(f"the trace knows the TOSA and Ethos-U compile specs, not output format {sorted(formats)}, "
-                         "or TOSABackend.filter_tosa_compile_specs is gone (workbench/stack/tosa_trace.py)")
+                         "or TOSABackend.filter_tosa_compile_specs is gone (workbench/stack/tosa/trace.py)")
     return TOSABackend.filter_tosa_compile_specs(EthosUCompileSpec._from_list(specs))
 
 
@@ -148,7 +148,7 @@ def provenance(node) -> list[str]:
         name = getattr(source, "name", None)
         if name is None:
             raise StackError("torch.fx node provenance (node.meta['from_node']) no longer holds NodeSource "
-                             "entries with a name (workbench/stack/tosa_trace.py)")
+                             "entries with a name (workbench/stack/tosa/trace.py)")
         names.append(name)
         pending += list(getattr(source, "from_node", ()) or ())
     return names
@@ -158,5 +158,5 @@ hooks.register(Hook(
     "trace", "tosa.TosaBasicBlock's outputs slot, ArmPassManager.transform_to_backend_pipeline, "
     "TosaCompileSpec._from_list, torch.fx node.meta['from_node']",
     "the per-tensor trace: every TOSA tensor as the reference model computed it, beside its FX node's eager "
-    "value (stack/tosa_trace.py)", "the per-tensor trace (trace=True): a result says it was not traced", False,
+    "value (stack/tosa/trace.py)", "the per-tensor trace (trace=True): a result says it was not traced", False,
     probe, probe_at_load=False))

@@ -20,8 +20,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core.errors import StackError
-from .recorder import Recorder
+from ...core.errors import StackError
+from ..recorder import Recorder
 
 REPORT_FLAG = "--verbose-performance"
 

@@ -1,6 +1,6 @@
 """One case of executorch's own Arm tests (`ArmTestCase`), and how what a recorder caught becomes one (`fold`).
 
-The recorders of arm_test_capture.py catch a test's pipeline construction (its arguments, bound to the real
+The recorders of capture.py catch a test's pipeline construction (its arguments, bound to the real
 constructor's signature) and every later call on it. `fold` turns that into what the test asserts, as executorch's
 classes would (tester/test_pipeline.py): the profile string each class builds (for an Ethos-U pipeline, the
 target of the compile spec it builds, with its system configuration and memory mode where they are not
@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..core.quantization import DEFAULT, Quantization, parse
-from ..core.text import call_text, short_repr
+from ...core.quantization import DEFAULT, Quantization, parse
+from ...core.text import call_text, short_repr
 
 EXIR_PREFIX = "executorch_exir_dialects_edge__ops_"
 HIGHER_ORDER_PREFIX = "torch.ops.higher_order."

@@ -56,7 +56,7 @@ import functools
 from itertools import repeat
 from operator import is_
 
-from .patches import Lever, Patch, replacing
+from ..patches import Lever, Patch, replacing
 from .registry_fingerprint import registry_fingerprint as _registry_fingerprint
 
 # Every module that holds its own reference to the collector (torch imports it by name).

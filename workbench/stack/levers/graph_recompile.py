@@ -32,7 +32,7 @@ from __future__ import annotations
 import inspect
 import types
 
-from .patches import Lever, replacing
+from ..patches import Lever, replacing
 
 _MEMO_LIMIT = 4096  # sources of a long session's graphs would otherwise pile up
 

@@ -1,5 +1,15 @@
-"""The speed levers in one list, and their state: which are on, whether the installed stack is the one each was
-written for, and what is in place while a workbench call runs.
+"""The speed levers, one module each, and their switchboard here (`SpeedLevers`, the process's one `SPEED`): which
+are on, whether the installed stack is the one each was written for, and what is in place while a workbench call runs.
+
+The levers, in the order they are installed:
+- `decomposition_cache`: torch.export's model-independent work once per process, keyed on `registry_fingerprint`
+  (the operator registry as torch reads it);
+- `pass_construction`: executorch's passes without an empty GraphModule each, their tracers built on first read;
+- `decomposition_tables`: decomposition tables built and split once per registry state;
+- `rng_placeholders`: the rng tracker's placeholders without fake tensors;
+- `graph_recompile`: GraphModule recompiles without compiling a source twice;
+- `histogram_search`: the histogram observer's range search on floats, not 0-dim tensors;
+- `provenance_sharing`: a node's provenance record extending its chain without copying it.
 
 A lever (patches.Lever) is one record: its name, the environment variable that turns it off for the process (one
 of OFF_WORDS), what it saves, and the attributes of torch, torchao or executorch it patches, each with the pinned
@@ -17,10 +27,11 @@ import os
 import threading
 import warnings
 
-from ..core.errors import StackWarning
+from ...core.errors import StackWarning
+from .. import pinned_sources
+from ..patches import Lever, Patches
 from . import (decomposition_cache, decomposition_tables, graph_recompile, histogram_search, pass_construction,
-               pinned_sources, provenance_sharing, rng_placeholders)
-from .patches import Lever, Patches
+               provenance_sharing, rng_placeholders)
 
 # In the order they are installed.
 LEVERS: tuple[Lever, ...] = (decomposition_cache.LEVER, pass_construction.LEVER, decomposition_tables.LEVER,

@@ -1,0 +1,8 @@
+"""executorch's own Arm tests (executorch/backends/arm/test/) read as cases:
+
+- `census`: every test function of the Arm test files and the pipeline it builds, read from the source without
+  importing it;
+- `capture`: the tests run up to their pipelines, so that each parametrization becomes a case: the one module that
+  imports executorch's test suite;
+- `record`: one such case (`ArmTestCase`), and how what the capture caught becomes one (`fold`).
+"""
