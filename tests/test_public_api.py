@@ -103,5 +103,8 @@ def test_every_workbench_name_the_readme_docs_and_notebooks_use_is_there():
                 text = "\n".join("".join(cell["source"]) for cell in json.loads(text)["cells"])
             for match in re.finditer(r"(?<![\w/.])workbench((?:\.\w+)+)", text):
                 used.setdefault(match.group(1).strip("."), str(path.relative_to(REPO)))
+            for match in re.finditer(r"from workbench((?:\.\w+)*) import ([\w, ]+)", text):
+                for name in match.group(2).replace(" ", "").split(","):
+                    used.setdefault(f"{match.group(1)}.{name}".strip("."), str(path.relative_to(REPO)))
     assert len(used) > 50
     assert {name: where for name, where in used.items() if not _reached(name)} == {}
