@@ -18,7 +18,6 @@ only before.
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -26,7 +25,7 @@ from typing import TYPE_CHECKING
 from ..core.errors import WorkbenchError
 from ..core.records import INSTALLED, ArmBackend
 from ..stack.arm_backend import ArmBackendError, resolve_folder
-from .arm_tests import run_arm_tests, select_files, tests_folder
+from .arm_tests import run_arm_tests, select_files, selection_items, tests_folder
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -127,7 +126,7 @@ def compare_arm_tests(before, after, selection, *, cap: int | None = None, worke
     if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
         raise WorkbenchError(f"cap must be a whole number of parametrizations of at least 1 (or None: all), "
                              f"got {cap!r}")
-    selection = (str(selection),) if isinstance(selection, (str, os.PathLike)) else tuple(map(str, selection))
+    selection = tuple(selection_items(selection))
     requested = check_selection(before, after, selection)
     checks = check_imports(requested)
     failed = [checks[side] for side in SIDES if not checks[side].ok]

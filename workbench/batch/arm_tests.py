@@ -348,8 +348,7 @@ def agreement_text(table) -> str:
 def _in_fresh_process(mode: str, selection, backend, **options):
     """Collect ("collect") or run ("run") in a new process whose Arm backend is `backend`."""
     payload = dict(mode=mode, backend=str(backend), cap=options.pop("cap", None), options=options,
-                   selection=[str(selection)] if isinstance(selection, (str, os.PathLike)) else
-                   [str(s) for s in selection])
+                   selection=selection_items(selection))
     environment = dict(os.environ)
     environment.pop("WORKBENCH_ARM_BACKEND", None)
     with tempfile.TemporaryDirectory(prefix="workbench-arm-tests-") as folder:
