@@ -1,11 +1,10 @@
 """Section 13 of the benchmark table: executorch's own pytest against the workbench on the same Arm test ids, each
-in a new process as a user starts it: `python -m pytest -n 2` in executorch's Arm test folder (no FVP installed:
-its verdict without the FVP), then `run_arm_tests` with 2 workers on an empty cache folder (cold: it reads the test
-files and runs every case), then again on that folder (warm: every row from the cache)."""
+command in a new process as a user types it: `python -m pytest -n 2` in executorch's Arm test folder (no FVP
+installed: its verdict without the FVP), then `workbench sweep --arm-tests IDS --workers 2` on an empty cache folder
+(cold: it reads the test files and runs every case), then again on that folder (warm: every row from the cache)."""
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 import sys
@@ -31,15 +30,6 @@ WORKERS = 2
 # --smoke runs pytest without xdist workers: each worker imports the stack and collects the ids again, which costs
 # half a minute before the first test, and the smoke run only shows that the section still works.
 SMOKE_PYTEST_WORKERS = 0
-# The workbench's run in a new process: the selection, ids and cache folder from the JSON file named last.
-WORKBENCH_RUN = """
-import json, sys
-import workbench
-given = json.load(open(sys.argv[-1]))
-table = workbench.run_arm_tests(given["ids"], cap=1, workers=given["workers"], progress=False,
-                                      cache=given["cache"])
-print(json.dumps({"rows": len(table), "cached": int(table["cached"].sum()), "agrees": int(table["agrees"].sum())}))
-"""
 SUMMARY_WORDS = r"(\d+) (passed|failed|xfailed|xpassed|skipped|errors?|deselected)"
 
 
@@ -70,17 +60,21 @@ def _pytest(ids: list[str], folder: Path, scratch: Path, workers: int) -> tuple[
     return wall, counts, summary
 
 
-def _workbench(files, ids: list[str], cache: Path, scratch: Path) -> tuple[float, dict]:
-    """(wall seconds, rows / cached / agreeing) of run_arm_tests on `ids` in a new process."""
-    given = scratch / "arm-tests-ids.json"
-    given.write_text(json.dumps({"files": list(files), "ids": ids, "workers": WORKERS, "cache": str(cache)}))
+def _workbench(ids: list[str], cache: Path, scratch: Path) -> tuple[float, dict]:
+    """(wall seconds, rows / cached / agreeing) of `workbench sweep --arm-tests IDS` in a new process."""
+    from workbench.batch.results_io import load_results
+
+    out = scratch / "arm-tests-workbench.parquet"  # typed columns: `agrees` stays a bool
+    out.unlink(missing_ok=True)
+    command = [sys.executable, "-m", "workbench", "sweep", "--arm-tests", *ids, "--arm-tests-cap", "1",
+               "--workers", str(WORKERS), "--cache-dir", str(cache), "--out", str(out)]
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", WORKBENCH_RUN, str(given)], capture_output=True, text=True,
-                          cwd=scratch, env=_environment(), timeout=TIMEOUT_S)
+    done = subprocess.run(command, capture_output=True, text=True, cwd=scratch, env=_environment(), timeout=TIMEOUT_S)
     wall = time.perf_counter() - start
     if done.returncode != 0:
         raise RuntimeError(f"exit code {done.returncode}: {(done.stderr.strip().splitlines() or ['no output'])[-1]}")
-    figures = json.loads(done.stdout.strip().splitlines()[-1])
+    table = load_results(out)
+    figures = {"rows": len(table), "cached": int(table["cached"].sum()), "agrees": int(table["agrees"].sum())}
     if figures["rows"] != len(ids):
         raise RuntimeError(f"{figures['rows']} rows for {len(ids)} test ids")
     return wall, figures
@@ -103,8 +97,8 @@ def arm_tests_section(table: Table, config: Settings, scratch: Path) -> None:
     try:
         pytest_wall, counts, summary = _pytest(ids, tests_folder(None), scratch, workers)
         cache = scratch / "arm-tests-cache"
-        cold_wall, cold = _workbench(files, ids, cache, scratch)
-        warm_wall, warm = _workbench(files, ids, cache, scratch)
+        cold_wall, cold = _workbench(ids, cache, scratch)
+        warm_wall, warm = _workbench(ids, cache, scratch)
         if cold["cached"] or warm["cached"] != len(ids):
             raise RuntimeError(f"cold run: {cold['cached']} rows cached (none expected); warm run: "
                                f"{warm['cached']} of {len(ids)}")

@@ -92,6 +92,26 @@ def test_a_timed_out_case_is_not_kept(tmp_path):
     assert list((tmp_path / "arm_test_files").rglob("*.json"))  # the cases read from the file are kept
 
 
+def test_a_run_stopped_midway_keeps_the_results_that_arrived(tmp_path, monkeypatch):
+    """Each result is kept as it arrives: a run interrupted after its first case (Ctrl-C, a killed job) leaves that
+    case in the cache, and the next run takes it from there."""
+    from workbench.batch import progress
+
+    advanced = []
+
+    def interrupted(self, count, state):
+        advanced.append(state)
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patched:
+        patched.setattr(progress.ProgressBar, "advance", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            run_arm_tests(CUMSUM, cap=1, workers=1, progress=False, cache=str(tmp_path))
+    assert len(advanced) == 1
+    again = run_arm_tests(CUMSUM, cap=1, workers=1, progress=False, cache=str(tmp_path))
+    assert len(again) == 4 and int(again["cached"].sum()) == 1
+
+
 def test_the_cli_caches_in_its_cache_dir_and_not_with_no_cache(tmp_path, capsys):
     from workbench.cli import main
 

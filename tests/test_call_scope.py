@@ -1,6 +1,7 @@
 """A user's process is theirs: outside a workbench call, torch and executorch are exactly as the user imported them
 (stack/call_scope.py), and inside one the speed levers, quiet warnings and loggers are in place."""
 
+import gc
 import json
 import subprocess
 import sys
@@ -10,8 +11,8 @@ import pytest
 
 # Imports torch and executorch as a user would, then checks, after `import workbench` and after each public call
 # returns, that every function and method of the torch and executorch modules loaded before is the very object it
-# was, that no class of theirs gained an attribute, and that the collector's freeze count, the warning filters and
-# the levels of torch's and executorch's loggers are unchanged.
+# was, that no class of theirs gained an attribute, and that the collector's freeze count and state, the warning
+# filters and the levels of torch's and executorch's loggers are unchanged.
 UNTOUCHED = r'''
 import gc, importlib, json, logging, sys, types, warnings
 
@@ -55,7 +56,7 @@ def _snapshot():
 def state():
     loggers = {name: logger.level for name, logger in logging.root.manager.loggerDict.items()
                if ours(name) and isinstance(logger, logging.Logger)}
-    return {"freeze_count": gc.get_freeze_count(), "filters": list(warnings.filters),
+    return {"freeze_count": gc.get_freeze_count(), "collecting": gc.isenabled(), "filters": list(warnings.filters),
             "filters_object": id(warnings.filters), "loggers": loggers}
 
 
@@ -69,7 +70,8 @@ def check(after_what):
     added = sorted(".".join(key) for key in now if len(key) == 3 and key not in before and key[:2] in
                    {k[:2] for k in before} and now[key] != "data")
     current = state()
-    changed = [name for name in ("freeze_count", "filters", "filters_object") if current[name] != settings[name]]
+    changed = [name for name in ("freeze_count", "collecting", "filters", "filters_object")
+               if current[name] != settings[name]]
     changed += [f"logger {name}: {level} -> {current['loggers'][name]}" for name, level in settings["loggers"].items()
                 if current["loggers"].get(name, level) != level]
     report[after_what] = {"replaced": replaced, "added": added, "changed": changed}
@@ -134,6 +136,20 @@ def test_inside_a_call_the_levers_and_quiet_warnings_are_in_place_and_undone_aft
         assert [str(w.message) for w in caught] == ["a deprecation of something the workbench touches"]
     assert _ExportPassBase.__init__ is own_init and not levers.SPEED.installed
     assert warnings.filters is filters
+
+
+def test_an_import_of_the_stack_pauses_the_collector_and_leaves_it_as_it_was():
+    from workbench.stack import call_scope
+
+    for enabled in (True, False):
+        (gc.enable if enabled else gc.disable)()
+        try:
+            with pytest.raises(ImportError), call_scope.importing():
+                assert not gc.isenabled()
+                import a_module_that_is_not_there  # noqa: F401
+            assert gc.isenabled() is enabled
+        finally:
+            gc.enable()
 
 
 def test_a_call_that_raises_undoes_what_it_changed():

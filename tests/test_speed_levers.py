@@ -375,6 +375,44 @@ def test_the_histogram_search_finds_torchaos_own_range_bit_for_bit():
         with call_scope.workbench_call():
             found = observer._non_linear_param_search()
         assert [t.item() for t in found] == [t.item() for t in expected], ones
+    # long runs of quiet steps (neither range end moves): sparse histograms, and one bin holding every count
+    for keep in (0.02, 0.1, 0.5):
+        observer = observed([torch.randn(2048, generator=generator) ** 3])
+        sparse = observer.histogram * (torch.rand(observer.bins, generator=generator) < keep)
+        observer.histogram = sparse * 3.0
+        expected = own(observer)
+        with call_scope.workbench_call():
+            found = observer._non_linear_param_search()
+        assert [t.item() for t in found] == [t.item() for t in expected], keep
+    observer = observed([torch.full((500,), 2.0)])
+    expected = own(observer)
+    with call_scope.workbench_call():
+        found = observer._non_linear_param_search()
+    assert [t.item() for t in found] == [t.item() for t in expected]
+
+
+def test_quiet_steps_are_skipped_to_the_very_step_the_loop_would_stop_at():
+    """The block-at-a-time skip lands on the beta the search's own step-by-step loop reaches: its first step whose
+    float32 upper bound falls below the last bin's sum, or where alpha meets beta."""
+    import random
+    import struct
+
+    from workbench.stack.levers.histogram_search import _beta_after_quiet_steps
+
+    def stepwise(alpha, beta, total, last):
+        while alpha < beta:
+            high = struct.unpack("f", struct.pack("f", (beta - 1e-5) * total))[0]
+            if last is not None and last > high:
+                return beta
+            beta -= 1e-5
+        return beta
+
+    rng = random.Random(0)
+    for _ in range(300):
+        total = float(rng.choice([1e5, 4096.0, rng.uniform(1.0, 1e6)]))
+        alpha, beta = rng.uniform(0.0, 0.3), rng.uniform(0.35, 1.0)
+        last = None if rng.random() < 0.1 else struct.unpack("f", struct.pack("f", rng.uniform(0.2, 1.0) * total))[0]
+        assert _beta_after_quiet_steps(alpha, beta, 1e-5, total, last) == stepwise(alpha, beta, total, last)
 
 
 def test_a_provenance_record_is_torchs_own_with_the_chain_it_extends_shared_not_copied():
@@ -455,6 +493,46 @@ def test_a_recompiled_graph_module_runs_and_shows_its_own_source_with_the_lever_
     for filename in filenames:
         assert "torch.relu" in graph_module._loader.get_source(filename)
     assert torch.equal(second(torch.tensor([-1.0, 2.0])), torch.tensor([1.0, 3.0]))
+
+
+def test_a_graph_gets_the_code_torch_generates_for_it_now_however_it_changed_since_the_last_time():
+    """Each edit of a graph whose code was generated before (a node renamed, new arguments, a node added, a stack
+    trace, a quantizer's annotation, the code generator replaced) gives the code torch's own generator gives for the
+    graph as it is now, plain and verbose (which shows the stack traces and annotations); an unchanged graph gets
+    an equal copy of its code, which the caller may change freely."""
+    import torch
+    from torch.fx.graph import CodeGen, Graph
+
+    own = pinned_sources.resolve("torch.fx.graph.Graph.python_code")
+
+    def same(code, expected):
+        return (code.src, code._lineno_map, code._prologue_start, code.globals) == (
+            expected.src, expected._lineno_map, expected._prologue_start, expected.globals)
+
+    graph = torch.fx.symbolic_trace(torch.nn.Sequential(torch.nn.ReLU(), torch.nn.Tanh())).graph
+    relu = next(n for n in graph.nodes if n.op == "call_module")
+
+    def add_a_node():
+        with graph.inserting_after(relu):
+            graph.call_function(torch.neg, (relu,))
+
+    edits = [lambda: setattr(relu, "name", "renamed"),
+             lambda: setattr(relu, "args", (relu.args[0], relu.args[0])),
+             add_a_node,
+             lambda: relu.meta.__setitem__("stack_trace", 'File "model.py", line 3, in forward\n    x = relu(x)'),
+             lambda: relu.meta.__setitem__("custom", {"_arm_annotation_info": "quantized=True"}),
+             lambda: relu.meta["custom"].__setitem__("_arm_annotation_info", "quantized=False"),
+             lambda: setattr(graph, "_codegen", CodeGen())]
+    with call_scope.workbench_call():
+        assert ours(Graph.python_code)
+        first = graph.python_code("self")
+        again = graph.python_code("self")
+        assert same(again, own(graph, "self")) and again is not first and again.globals is not first.globals
+        again.globals.clear()
+        for edit in edits:
+            edit()
+            for verbose in (False, True, False):  # the second plain one remembered, as generated now
+                assert same(graph.python_code("self", verbose=verbose), own(graph, "self", verbose=verbose))
 
 
 def test_remembered_parameter_names_are_inspect_own_and_follow_a_changed_function():

@@ -1,5 +1,3 @@
-import sys
+from .cli import command_line
 
-from .cli import main
-
-sys.exit(main())
+command_line()

@@ -75,12 +75,10 @@ class ArmTestCache:
                 found[case.test_id] = hit
         return found
 
-    def keep(self, cases, results: dict) -> None:
-        """Store the result (test id -> CaseResult) of each of `cases` that ran to an outcome."""
-        for case in cases:
-            result = results.get(case.test_id)
-            if result is not None and result.outcome not in STOPPED_OUTCOMES:
-                self.store.put(self.key(case), result)
+    def keep(self, case: ArmTestCase, result) -> None:
+        """Store the CaseResult of `case` when it ran to an outcome (not crashed or timed out)."""
+        if result.outcome not in STOPPED_OUTCOMES:
+            self.store.put(self.key(case), result)
 
     # --- the cases read from each file -----------------------------------------------------------------------
 

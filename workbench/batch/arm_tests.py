@@ -245,9 +245,8 @@ def run_arm_tests(source, backend=None, *, cap: int | None = None, workers: int 
     if unread:  # records from the cache have no module to run: read their files
         cases = _with_files_read(store, cases, unread, cap)
         chosen = [c for c in cases if keep is None or c.test_id in keep]
-    results = _run([c for c in chosen if c.test_id not in hits], workers, timeout, progress)
-    if store is not None:
-        store.keep(chosen, results)
+    results = _run([c for c in chosen if c.test_id not in hits], workers, timeout, progress,
+                   keep=store.keep if store is not None else None)
     return _table(chosen, {**results, **hits}, cases, backend, cached=set(hits))
 
 
@@ -273,11 +272,12 @@ def _assembled(parts: dict, files: list[str], selection, cap) -> ArmTestCases:
                         census=[f for name in files for f in parts[name][1]])
 
 
-def _run(cases: list[ArmTestCase], workers, timeout, progress) -> dict:
-    """test id -> CaseResult for the runnable cases, run by the forked workers of a WorkerPool."""
+def _run(cases: list[ArmTestCase], workers, timeout, progress, keep=None) -> dict:
+    """test id -> CaseResult for the runnable cases, run by the forked workers of a WorkerPool; `keep(case,
+    result)` is told each result as it arrives (the cache: what finished is kept however the run ends)."""
     from ..pipeline.case import Case
     from ..pipeline.isolation import WorkerPool
-    from ..pipeline.run import run_case, run_group
+    from ..pipeline.run import run_group
 
     runnable = [c for c in cases if c.runnable]
     if not runnable:  # nothing to run (or every result cached): no import of the stack
@@ -289,11 +289,16 @@ def _run(cases: list[ArmTestCase], workers, timeout, progress) -> dict:
                              for case in group])
 
     tasks = [([Case.of_arm_test(c)], run) for c in runnable]
+    by_id = {c.test_id: c for c in runnable}
     bar = ProgressBar(progress, len(runnable), "executorch Arm tests", "case")
     found = {}
-    pool = WorkerPool(workers or os.cpu_count() or 1, timeout=timeout, warm_up=run_case)
+    # No warm parent: its warm-up cases are the catalogue's kinds of lowering, and on executorch's tests (quantized
+    # models, Ethos-U targets) running them costs more than the workers' first cases save (docs/benchmarks.md).
+    pool = WorkerPool(workers or os.cpu_count() or 1, timeout=timeout)
     for result in pool.results(tasks):
         found[result.op] = result
+        if keep is not None:
+            keep(by_id[result.op], result)
         bar.advance(1, result.outcome.value)
     bar.close()
     return found

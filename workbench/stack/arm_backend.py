@@ -224,14 +224,15 @@ def import_failure(exc: BaseException) -> ArmBackendError | None:
 
 def imported(name: str):
     """The module `name` of the stack, from the Arm backend in use (installed or a checkout's): its first import is
-    quiet (call_scope.quiet) and honours WORKBENCH_ARM_BACKEND; a checkout that does not import against the
-    installed executorch raises an ArmBackendError naming the cause and the differing files (`import_failure`)."""
+    quiet and uncollected (call_scope.importing) and honours WORKBENCH_ARM_BACKEND; a checkout that does not import
+    against the installed executorch raises an ArmBackendError naming the cause and the differing files
+    (`import_failure`)."""
     module = sys.modules.get(name)
     if module is not None:
         return module
     apply_environment()
     try:
-        with call_scope.quiet():
+        with call_scope.importing():
             return importlib.import_module(name)
     except Exception as exc:
         failure = import_failure(exc)

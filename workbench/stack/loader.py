@@ -1,11 +1,11 @@
 """The one place that imports the pinned stack (torch, executorch's Arm backend, the TOSA reference model).
 
-Importing executorch's Arm backend costs several seconds, so nothing imports it at `import workbench`;
-the first call that needs it pays once per process. `executorch.exir` is imported first because that
-order is measurably faster for the Arm backend import. Imports are quiet (call_scope.quiet: the stack's
-deprecation chatter silenced for the import only). Once the Arm backend is imported, every private name
-the workbench relies on is checked (hooks.check_all), so a missing one is reported before any case runs,
-and workbench calls install the speed levers from then on (call_scope.stack_imported).
+Importing executorch's Arm backend costs several seconds, so nothing imports it at `import workbench`; the first
+call that needs it pays once per process. `executorch.exir` is imported first because that order is measurably
+faster for the Arm backend import. Imports are quiet and uncollected (call_scope.importing: the stack's deprecation
+chatter silenced and the garbage collector paused for the import only). Once the Arm backend is imported, every
+private name the workbench relies on is checked (hooks.check_all), so a missing one is reported before any case
+runs, and workbench calls install the speed levers from then on (call_scope.stack_imported).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ __all__ = ["torch", "exir", "arm", "import_arm", "reference_model", "versions", 
 
 @functools.lru_cache(maxsize=None)
 def torch():
-    with call_scope.quiet():
+    with call_scope.importing():
         import torch as _torch
 
     return _torch
@@ -33,7 +33,7 @@ def torch():
 def exir():
     torch()
     backends.apply_environment()  # before anything from executorch is imported
-    with call_scope.quiet():
+    with call_scope.importing():
         import executorch.exir as _exir
 
     return _exir

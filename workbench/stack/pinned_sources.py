@@ -12,6 +12,7 @@ capture refuses to trust its cases blindly (arm_tests/capture.py warns).
   reads;
 - "rng_placeholders": the rng tracker's reset and every function that reads what it sets (levers/rng_placeholders.py);
 - "graph_recompile": the two fx functions a GraphModule recompile calls that levers/graph_recompile.py reproduces;
+- "graph_code": the fx code generator whose inputs levers/graph_recompile.py remembers code by;
 - "histogram_search": the histogram observer's range search that levers/histogram_search.py reproduces;
 - "provenance_sharing": the provenance record's constructor that levers/provenance_sharing.py reproduces, and every
   function that writes to a record or to the lists that hold them;
@@ -86,6 +87,17 @@ PINNED_SOURCES = {
     "graph_recompile": {
         "torch.fx.graph_module._exec_with_source": "3a1510761d07726e",
         "torch.fx.graph.CodeGen._call_method_with_signature_check": "73502d8b65f8fb09",
+    },
+    "graph_code": {
+        "torch.fx.graph.Graph.python_code": "a18c22f227f05adf",
+        "torch.fx.graph.Graph._python_code": "9ef86999a5e92dbb",
+        "torch.fx.graph.CodeGen._gen_python_code": "9e367ac7bd7b936d",
+        "torch.fx.graph.CodeGen.gen_fn_def": "5689e7d32265765a",
+        "torch.fx.graph.CodeGen.generate_output": "7e1d82f5c52c85e4",
+        "torch.fx.graph.CodeGen.additional_globals": "7baed852a10254dd",
+        "torch.fx.graph._PyTreeCodeGen.gen_fn_def": "1f70b3be66c84cc4",
+        "torch.fx.graph._PyTreeCodeGen.generate_output": "d8b31d315bc87a02",
+        "torch.fx.graph._PyTreeCodeGen.gen_var_bindings": "c18b8a26a9f02e92",
     },
     "histogram_search": {
         "torchao.quantization.pt2e.observer.HistogramObserver._non_linear_param_search": "9306a687ba73a304",

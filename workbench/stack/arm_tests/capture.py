@@ -45,6 +45,7 @@ from collections import Counter
 from pathlib import Path
 
 from ...core.errors import StackError, StackWarning
+from .. import call_scope
 from ..pinned_sources import source_differences
 from .census import census_file
 from .record import ArmTestCase, fold
@@ -305,11 +306,12 @@ def capture_file(relative: str, cap: int | None = None, census=None) -> list[Arm
     """The TOSA and Ethos-U cases of one test file (path relative to backends/arm/test), at most `cap`
     parametrizations per test function (the first ones), of the functions its `census` (census_file) reads.
     Raises whatever importing the file raises."""
-    classes = check_test_suite()
-    common = importlib.import_module(f"{TEST_PACKAGE}.common")
+    with call_scope.importing():  # the test suite's own modules, on the first file
+        classes = check_test_suite()
+        common = importlib.import_module(f"{TEST_PACKAGE}.common")
     seed()
     folder = Path(common.__file__).parent
-    with _conftest_importable(folder):
+    with _conftest_importable(folder), call_scope.importing():
         module = importlib.import_module(f"{TEST_PACKAGE}.{relative.removesuffix('.py').replace('/', '.')}")
     read = [f.name for f in census or census_file(Path(module.__file__), relative) if f.read]
     sink: list = []

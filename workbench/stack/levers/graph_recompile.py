@@ -1,4 +1,5 @@
-"""fx GraphModule recompiles without compiling the same source again or asking `inspect` the same question.
+"""fx GraphModule recompiles without generating an unchanged graph's source again, compiling the same source again
+or asking `inspect` the same question.
 
 Why
 ---
@@ -6,7 +7,9 @@ A warm one-operator case recompiles about ninety GraphModules (every pass result
 Each recompile generates the module's Python source and compiles it, and the code generator asks
 `inspect.signature` of its own methods three times to filter keyword arguments. Almost every source is one seen
 before (a pass that changes nothing gives the graph it was given), and the methods are the same few: the
-`compile` calls and the signature questions were a large share of such a case (docs/benchmarks.md).
+`compile` calls and the signature questions were a large share of such a case (docs/benchmarks.md). More than
+half the sources are generated for a graph that has not changed since its source was last generated: a new
+GraphModule generates its graph's code, and the pass manager that receives it recompiles it at once.
 
 What changes, and why results stay identical
 --------------------------------------------
@@ -21,18 +24,34 @@ What changes, and why results stay identical
    names remembered per code object for a bound plain function that has neither `__wrapped__` nor
    `__signature__`: `inspect.signature` takes such a method's parameters from its function's code alone
    (`inspect._signature_from_function`). Any other callable is asked as before.
+3. `torch.fx.graph.Graph.python_code` gives, for a graph whose code it generated among the last few, a copy of
+   that code when nothing the code generator reads for plain code has changed since (`_code_inputs`): the nodes
+   in their order, each node's op, target, arguments, keyword arguments, name, type and the `is_wrapped` of its
+   meta (held and compared by identity: fx replaces a node's argument tuples whenever they change, never edits
+   them), the code generator object, its body transformer, function name and pytree information, the root
+   module's name, `record_func`, and how many custom builtins fx knows. Code that shows more (verbose code, with
+   each node's stack trace and annotations; expanded, colored, with strides, devices or extra meta; the
+   FX_GRAPH_SHOW_* variables) and any code generator of another class take torch's own path. A constant in a
+   node's arguments is taken to print the same between two generations of an unchanged graph (fx prints a
+   tensor argument by its size and dtype). The remembered code lives as long as the replacement, i.e. one
+   workbench call, and holds at most `_REMEMBERED_GRAPHS` graphs.
 
-Those functions are pinned (pinned_sources.PINNED_SOURCES["graph_recompile"]); on any other source torch's own
-stay, a warning says so once, and `workbench doctor` says why. What it remembers outlives a call (it is keyed on
-what it depends on); the replaced functions do not.
+Those functions are pinned (pinned_sources.PINNED_SOURCES["graph_recompile"], and "graph_code" for the code
+generator that 3. relies on); on any other source torch's own stay, a warning says so once, and `workbench doctor`
+says why. What 1. and 2. remember outlives a call (it is keyed on what it depends on); the replaced functions, and
+what 3. remembers, do not.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
+import os
 import types
+from collections import OrderedDict
+from operator import is_
 
-from ..patches import Lever, replacing
+from ..patches import Lever, Patch, replacing
 
 _MEMO_LIMIT = 4096  # sources of a long session's graphs would otherwise pile up
 
@@ -98,10 +117,71 @@ def parameter_names(method):
     return names
 
 
+_REMEMBERED_GRAPHS = 4  # a new GraphModule's graph is generated again right after: the last few suffice
+_SHOW_VARIABLES = ("FX_GRAPH_SHOW_STRIDE", "FX_GRAPH_SHOW_DEVICE", "FX_GRAPH_SHOW_META")
+
+
+def _python_code_of(own):
+    """torch.fx.graph.Graph.python_code, with the code of the last few graphs remembered with what it was generated
+    from (3. in the module's docstring); `own` generates it otherwise."""
+    import torch.fx.graph as fx_graph
+
+    plain_generators = (fx_graph.CodeGen, fx_graph._PyTreeCodeGen)
+    remembered: OrderedDict = OrderedDict()  # id(graph) -> (graph, same, equal, PythonCode)
+
+    def python_code(self, root_module: str, *, verbose: bool = False, include_stride: bool = False,
+                    include_device: bool = False, colored: bool = False, expanded_def: bool = False,
+                    record_func: bool = False, additional_meta=None):
+        inputs = None  # plain code only: verbose code also writes each node's stack trace and annotations
+        if (not (verbose or include_stride or include_device or colored or expanded_def or additional_meta)
+                and type(self._codegen) in plain_generators
+                and not any(os.environ.get(name, "0") == "1" for name in _SHOW_VARIABLES)):
+            inputs = _code_inputs(self, (root_module, record_func, len(fx_graph._custom_builtins)))
+        if inputs is not None:
+            last = remembered.get(id(self))
+            if (last is not None and last[0] is self and last[2] == inputs[1] and len(last[1]) == len(inputs[0])
+                    and all(map(is_, last[1], inputs[0]))):
+                remembered.move_to_end(id(self))
+                return _copy(last[3])
+        code = own(self, root_module, verbose=verbose, include_stride=include_stride,
+                   include_device=include_device, colored=colored, expanded_def=expanded_def,
+                   record_func=record_func, additional_meta=additional_meta)
+        if inputs is not None:
+            remembered[id(self)] = (self, inputs[0], inputs[1], _copy(code))
+            remembered.move_to_end(id(self))
+            if len(remembered) > _REMEMBERED_GRAPHS:
+                remembered.popitem(last=False)
+        return code
+
+    return python_code
+
+
+def _code_inputs(graph, options: tuple) -> tuple[list, tuple]:
+    """(what is compared by identity, what by equality) of everything the code generator reads from `graph` and
+    beyond when it writes plain code, `options` included."""
+    generator = graph._codegen
+    pytree_info = vars(generator).get("pytree_info")
+    same = [generator, generator._body_transformer, type(generator)._sym_repr, vars(generator).get("_sym_repr"),
+            pytree_info]
+    for node in graph.nodes:
+        same += (node, node.op, node.target, node._args, node._kwargs, node.name, node.type,
+                 node.meta.get("is_wrapped"))
+    orig_args = tuple(pytree_info.orig_args) if pytree_info is not None else None
+    return same, (*options, generator._func_name, orig_args)
+
+
+def _copy(code):
+    """A PythonCode of its own for each caller: its dictionaries are the ones a caller could change."""
+    return dataclasses.replace(code, globals=dict(code.globals),
+                               _lineno_map=None if code._lineno_map is None else dict(code._lineno_map))
+
+
 LEVER = Lever("graph_recompile", "WORKBENCH_GRAPH_RECOMPILE",
-              "compiling the same generated source again on each of the ~90 GraphModule recompiles of a lowering, "
-              "and asking inspect.signature of the code generator's methods each time",
+              "generating an unchanged graph's code again, compiling the same generated source again on each of the "
+              "~90 GraphModule recompiles of a lowering, and asking inspect.signature of the code generator's "
+              "methods each time",
               (replacing("torch.fx.graph_module", "_exec_with_source", _exec_with_source, "graph_recompile"),
                replacing("torch.fx.graph", "CodeGen._call_method_with_signature_check",
-                         _call_method_with_signature_check, "graph_recompile")),
+                         _call_method_with_signature_check, "graph_recompile"),
+               Patch("torch.fx.graph", "Graph.python_code", _python_code_of, ("graph_code",))),
               lambda: {"remembered_sources": len(REMEMBERED.compiled)})

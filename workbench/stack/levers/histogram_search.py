@@ -10,14 +10,19 @@ case's quantization time.
 
 What changes, and why results stay identical
 --------------------------------------------
-The search is the same loop over the same Python floats, but the cumulative sum is read once into a list
-(`tolist()` gives each float32 element exactly) and each bound is rounded to float32 before it is compared, as
-torch compares a float32 tensor with a Python float (in float32). The quantization error of each candidate range
-is computed by the observer's own `_compute_quantization_error`, and the range it returns is computed as torchao
-computes it. A histogram that is not float32, or whose total is not a number or near float32's largest value
-(where a bound could round to an infinity), runs torchao's own search. The search is pinned
-(pinned_sources.PINNED_SOURCES["histogram_search"]); on any other source torchao's own search stays, a warning
-says so once, and `workbench doctor` says why.
+The search is the same loop over the same Python floats, but the cumulative sum is read once into a list (`tolist()`
+gives each float32 element exactly) and each bound is rounded to float32 before it is compared, as torch compares a
+float32 tensor with a Python float (in float32). Most steps change nothing but beta: the lower bound stays below the
+first bin's sum and the upper one above the last bin's, so neither range end moves and the loop goes on. Those quiet
+steps are taken a block at a time (`_beta_after_quiet_steps`): beta lowered step by step by
+`numpy.subtract.accumulate` (one float64 subtraction after another, as the loop subtracts), each upper bound rounded
+to float32 by numpy's cast (to nearest, as the loop's round trip through a C float), up to the first step at which
+the last bin leaves the range or the loop would end; that step runs as the loop runs it. The quantization error of
+each candidate range is computed by the observer's own `_compute_quantization_error`, and the range it returns is
+computed as torchao computes it. A histogram that is not float32, or whose total is not a number or near float32's
+largest value (where a bound could round to an infinity), runs torchao's own search. The search is pinned
+(pinned_sources.PINNED_SOURCES["histogram_search"]); on any other source torchao's own search stays, a warning says
+so once, and `workbench doctor` says why.
 """
 
 from __future__ import annotations
@@ -68,7 +73,9 @@ def _search_of(own):
             else:
                 next_end_bin = right
                 beta = next_beta
-            if next_start_bin == start_bin and next_end_bin == end_bin:
+            if next_start_bin == start_bin and next_end_bin == end_bin:  # a quiet step: left stayed, and so alpha
+                beta = _beta_after_quiet_steps(alpha, beta, stepsize, total, sums[end_bin] if end_bin > start_bin
+                                               else None)
                 continue
             norm = self._compute_quantization_error(next_start_bin, next_end_bin)
             if norm > norm_min:
@@ -80,6 +87,27 @@ def _search_of(own):
         return new_min, new_max
 
     return _non_linear_param_search
+
+
+_QUIET_BLOCK = 4096  # steps computed at once while looking for the next one that moves a range end
+
+
+def _beta_after_quiet_steps(alpha: float, beta: float, stepsize: float, total: float, last: float | None) -> float:
+    """After a quiet step (neither range end moved, beta lowered), the beta of the first step from `beta` on that
+    either ends the search (alpha no longer below beta) or moves the range's upper end (the last bin's cumulative
+    sum `last` above the step's float32 upper bound; None: a one-bin range, whose end never moves). The lower
+    bound is the quiet step's, as alpha has not moved, so every step before that one is quiet too."""
+    import numpy as np
+
+    while True:
+        betas = np.subtract.accumulate(np.concatenate(([beta], np.full(_QUIET_BLOCK, stepsize))))
+        stops = ~(alpha < betas[:-1])  # betas[k] starts step k + 1
+        if last is not None:
+            stops |= last > (betas[1:] * total).astype(np.float32).astype(np.float64)
+        found = np.flatnonzero(stops)
+        if found.size:
+            return float(betas[found[0]])
+        beta = float(betas[-1])
 
 
 LEVER = Lever("histogram_search", "WORKBENCH_HISTOGRAM_SEARCH",
