@@ -385,7 +385,7 @@ def main(argv: list[str] | None = None) -> int:
 def command_line() -> None:
     """The `workbench` command's own process (`python -m workbench` too): main(), one last collection, then what is
     still alive frozen, so that the interpreter's collections at exit do not walk the imported stack object by
-    object again (a second of every command that imported it); exit handlers still run."""
+    object again; exit handlers still run."""
     import gc
 
     code = main()

@@ -7,7 +7,7 @@ entering the outermost call of the process, and undoes on leaving it, whether it
 - the speed levers (levers/), once the stack is imported (`stack_imported()`, from the loader, installs them in
   a call that imported it);
 - `quiet()`: the warnings and log records of the stack that say nothing about a case, silenced;
-- `importing()`, around each import of the stack: quiet, and the garbage collector paused (as it was after it);
+- `importing()` (around each import of the stack, in a call or not): quiet, and the garbage collector paused;
 - the reference model's gdb backtrace on a fatal error turned off (TOSA_MODEL_NO_BACKTRACE, read when it fails:
   it attaches gdb to the process for stderr text nothing reads; the run's status says what failed), unless the
   user set it.
@@ -66,16 +66,16 @@ def quiet():
 
 @contextlib.contextmanager
 def importing():
-    """An import of the stack: quiet, and without the collector's passes over the half a million objects the import
-    is creating, all alive but for a few cycles (a third of the import's time); the collector's next pass after it
-    takes what it left. The collector is as it was afterwards."""
-    paused = gc.isenabled()
+    """An import of the stack: quiet, and without the collector's passes over the objects the import is creating,
+    most of which live as long as the process; the collector's next pass after it takes the garbage it left. The
+    collector is as it was afterwards."""
+    collecting = gc.isenabled()
     gc.disable()
     try:
         with quiet():
             yield
     finally:
-        if paused:
+        if collecting:
             gc.enable()
 
 
