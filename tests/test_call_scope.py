@@ -150,6 +150,24 @@ def test_an_import_of_the_stack_pauses_the_collector_and_leaves_it_as_it_was():
             assert gc.isenabled() is enabled
         finally:
             gc.enable()
+    assert gc.get_freeze_count() == 0  # only the command's own process freezes what an import made
+
+
+def test_the_commands_own_process_freezes_what_an_import_of_the_stack_made(tmp_path):
+    """`workbench` (cli.command_line) marks its process as its own: there an import of the stack ends frozen, so the
+    collector's full passes skip it; the Python API never marks a process (the probe above checks its calls)."""
+    script = ("import gc, json\n"
+              "from workbench.stack import call_scope\n"
+              "with call_scope.importing():\n"
+              "    import decimal\n"
+              "before = gc.get_freeze_count()\n"
+              "call_scope.command_process()\n"
+              "with call_scope.importing():\n"
+              "    import fractions, statistics\n"
+              "print(json.dumps([before, gc.get_freeze_count(), gc.isenabled()]))\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    before, after, enabled = json.loads(done.stdout)
+    assert before == 0 and after > 1000 and enabled
 
 
 def test_a_call_that_raises_undoes_what_it_changed():

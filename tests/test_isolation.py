@@ -135,3 +135,30 @@ def test_a_sweep_with_a_crashing_and_a_hanging_case_keeps_every_other_row(tmp_pa
     again = workbench.sweep(sabotaged, cache=str(tmp_path), timeout=10, progress=False)
     assert again.set_index("op").loc[others, "cached"].all()
     assert not again.set_index("op").loc[["cumsum", "sum_dim"], "cached"].any()
+
+
+def test_a_pool_gives_the_dict_its_worker_sent_for_the_result_just_yielded_and_none_for_one_it_made(faults):
+    """The cache stores what the worker sent (WorkerPool.sent) instead of making the dict again: it must be the
+    result's own to_dict(), and belong to that result only."""
+    import json
+
+    from workbench.pipeline.isolation import WorkerPool
+    from workbench.pipeline.run import run_group
+
+    crashing = faults.sabotage_policy(crash_on=["aten.neg"])
+    cases = [workbench.Case.of("add", "int32", "TOSA-1.0+INT"), workbench.Case.of("add", "qint8", "TOSA-1.0+INT"),
+             workbench.Case.of("cumsum", "int64", "TOSA-1.1+INT+int64"),
+             workbench.Case.of("neg", "int32", "TOSA-1.0+INT", policy=crashing)]
+    pool = WorkerPool(1, timeout=60)
+    seen = []
+    for result in pool.results([(cases, run_group)]):
+        sent = pool.sent(result)
+        if result.outcome is Outcome.CRASHED:
+            assert sent is None
+        else:
+            assert json.dumps(sent) == json.dumps(result.to_dict())
+        seen.append(result)
+    assert [r.outcome for r in seen] == [Outcome.DELEGATED, Outcome.DELEGATED, Outcome.LOWERING_ERROR,
+                                         Outcome.CRASHED]
+    assert seen[1].outputs and seen[2].error is not None
+    assert pool.sent(seen[0]) is None and pool.sent(seen[1]) is None

@@ -75,10 +75,11 @@ class ArmTestCache:
                 found[case.test_id] = hit
         return found
 
-    def keep(self, case: ArmTestCase, result) -> None:
-        """Store the CaseResult of `case` when it ran to an outcome (not crashed or timed out)."""
+    def keep(self, case: ArmTestCase, result, sent: dict | None = None) -> None:
+        """Store the CaseResult of `case` when it ran to an outcome (not crashed or timed out); `sent`: its
+        `to_dict()` when the caller has it (ResultCache.put)."""
         if result.outcome not in STOPPED_OUTCOMES:
-            self.store.put(self.key(case), result)
+            self.store.put(self.key(case), result, sent)
 
     # --- the cases read from each file -----------------------------------------------------------------------
 

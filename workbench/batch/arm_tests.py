@@ -274,7 +274,8 @@ def _assembled(parts: dict, files: list[str], selection, cap) -> ArmTestCases:
 
 def _run(cases: list[ArmTestCase], workers, timeout, progress, keep=None) -> dict:
     """test id -> CaseResult for the runnable cases, run by the forked workers of a WorkerPool; `keep(case,
-    result)` is told each result as it arrives (the cache: what finished is kept however the run ends)."""
+    result, sent)` is told each result as it arrives, with the dict its worker sent (the cache: what finished is
+    kept however the run ends)."""
     from ..pipeline.case import Case
     from ..pipeline.isolation import WorkerPool
     from ..pipeline.run import run_group
@@ -298,7 +299,7 @@ def _run(cases: list[ArmTestCase], workers, timeout, progress, keep=None) -> dic
     for result in pool.results(tasks):
         found[result.op] = result
         if keep is not None:
-            keep(by_id[result.op], result)
+            keep(by_id[result.op], result, pool.sent(result))
         bar.advance(1, result.outcome.value)
     bar.close()
     return found

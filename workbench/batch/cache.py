@@ -162,7 +162,7 @@ class ResultCache:
         fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{key[:8]}-", suffix=".tmp")
         try:
             with os.fdopen(fd, "w") as handle:
-                json.dump(payload, handle)
+                handle.write(json.dumps(payload))  # json.dump would encode in Python, json.dumps in C: same text
                 handle.flush()
                 os.fsync(handle.fileno())
             os.replace(temp, path)
@@ -181,8 +181,9 @@ class ResultCache:
             self._path("cases", key).unlink(missing_ok=True)
             return None
 
-    def put(self, key: str, result: CaseResult) -> None:
-        self._write("cases", key, result.to_dict())
+    def put(self, key: str, result: CaseResult, sent: dict | None = None) -> None:
+        """Store `result`; `sent`: its `to_dict()` when the caller has it already (WorkerPool.sent)."""
+        self._write("cases", key, result.to_dict() if sent is None else sent)
 
     def get_entry(self, kind: str, key: str):
         """The JSON value stored under `kind` (a folder of the cache, e.g. "arm_test_files") and `key`, or None."""

@@ -72,7 +72,7 @@ class Runner:
             where = keys[id(result.case)]
             found[where] = result
             if keys[where] is not None and result.outcome not in STOPPED_OUTCOMES:
-                self.store.put(keys[where], result)
+                self.store.put(keys[where], result, self.pool.sent(result) if self.pool is not None else None)
         return [[found[g, c] for c in range(len(cases))] for g, cases in enumerate(groups)]
 
 

@@ -7,11 +7,13 @@ compare-backends), `cache_options` (--no-cache, --cache-dir), `checks` (the argu
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import sys
 
 from ..core.errors import WorkbenchError
+from ..stack import call_scope
 from . import checks
 from .cache_options import add_cache_options, cache_of
 from . import arm_tests as arm_tests_command, hunt as hunt_command
@@ -383,11 +385,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def command_line() -> None:
-    """The `workbench` command's own process (`python -m workbench` too): main(), one last collection, then what is
-    still alive frozen, so that the interpreter's collections at exit do not walk the imported stack object by
-    object again; exit handlers still run."""
-    import gc
-
+    """The `workbench` command's own process (`python -m workbench` too): main() with each import of the stack
+    frozen once made (call_scope.command_process), then one last collection and the rest frozen, so that exit's
+    collections do not walk it object by object; exit handlers still run."""
+    call_scope.command_process()
     code = main()
     if "torch" in sys.modules:
         gc.collect()

@@ -198,7 +198,8 @@ class WorkerPool:
     worker's resident memory exceeds `memory_limit` (bytes; None: worker_memory.MEMORY_VARIABLE's MiB, else
     `worker_memory.default_memory_limit`): its case becomes `crashed`, the error saying the bound and what it held.
     `peak_rss` maps each case run (by `str(case)`) to the most resident memory its worker held while it ran, in
-    bytes: the worker's own high-water mark (Linux), else the most the parent saw.
+    bytes: the worker's own high-water mark (Linux), else the most the parent saw. `sent(result)` is the dict a
+    worker sent for the result just yielded (its `to_dict()`), so that a cache stores it without making it again.
 
     Two options, each on unless its environment variable (WARM_PARENT_VARIABLE, REUSE_WORKERS_VARIABLE) says off:
     - warm parent (`warm_up`: run_case, passed in because running a case is what this module isolates): before
@@ -222,6 +223,13 @@ class WorkerPool:
         self.timeout = DEFAULT_TIMEOUT_SECONDS if timeout is None else timeout
         self.reuse_workers = _option(REUSE_WORKERS_VARIABLE, reuse_workers)
         self.groups = {"in_fresh_workers": 0, "in_reused_workers": 0}
+        self._last_sent = (None, None)  # (the result last yielded, the dict its worker sent)
+
+    def sent(self, result: CaseResult) -> dict | None:
+        """`result.to_dict()` as its worker sent it, when `result` is the one `results` yielded last and a worker
+        made it; None otherwise (a result this process made: crashed, timed out)."""
+        last, data = self._last_sent
+        return data if last is result else None
 
     @property
     def max_peak_rss(self) -> int | None:
@@ -371,7 +379,9 @@ class _PoolRun:
             case = self._case(state)
             self._record_peak(state, message[2] if len(message) > 2 else None)
             state["index"] += 1
-            yield replace(result_from_dict(message[1]), case=case)
+            result = replace(result_from_dict(message[1]), case=case)
+            self.pool._last_sent = (result, message[1])
+            yield result
             if state["index"] >= len(self._cases(state)):  # the group is done: the worker takes the next
                 self.assign(conn)
         elif kind == "failure":  # the worker ends after a failure the pipeline did not turn into a result

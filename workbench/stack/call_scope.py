@@ -8,6 +8,7 @@ entering the outermost call of the process, and undoes on leaving it, whether it
   a call that imported it);
 - `quiet()`: the warnings and log records of the stack that say nothing about a case, silenced;
 - `importing()` (around each import of the stack, in a call or not): quiet, and the garbage collector paused;
+  in the `workbench` command's own process only (`command_process()`), what the import made is then frozen;
 - the reference model's gdb backtrace on a fatal error turned off (TOSA_MODEL_NO_BACKTRACE, read when it fails:
   it attaches gdb to the process for stderr text nothing reads; the run's status says what failed), unless the
   user set it.
@@ -64,11 +65,29 @@ def quiet():
             patches.undo()
 
 
+class _CommandProcess:
+    """Whether this process is the `workbench` command's own (cli.command_line says so; nothing else does)."""
+
+    def __init__(self):
+        self.own = False
+
+
+COMMAND_PROCESS = _CommandProcess()
+
+
+def command_process() -> None:
+    """Say that this process is the `workbench` command's own and ends with the command: from now on, each import of
+    the stack ends with `gc.freeze()`, so that the collector's full passes (in the run and at exit) no longer walk
+    the imported stack object by object. Never called by the Python API: a user's collector is theirs."""
+    COMMAND_PROCESS.own = True
+
+
 @contextlib.contextmanager
 def importing():
     """An import of the stack: quiet, and without the collector's passes over the objects the import is creating,
     most of which live as long as the process; the collector's next pass after it takes the garbage it left. The
-    collector is as it was afterwards."""
+    collector is as it was afterwards; in the command's own process (`command_process`), what exists then is
+    frozen."""
     collecting = gc.isenabled()
     gc.disable()
     try:
@@ -77,6 +96,8 @@ def importing():
     finally:
         if collecting:
             gc.enable()
+        if COMMAND_PROCESS.own:
+            gc.freeze()
 
 
 class _Call:
