@@ -57,8 +57,14 @@ def switched(on: bool, only=None):
 
 
 def lever_names() -> list[str]:
+    """The levers that act in this process (one acting only in the workbench's workers would time as on)."""
     levers = levers_module()
-    return levers.names() if levers is not None else []
+    if levers is None:
+        return []
+    try:
+        return levers.names(in_process=True)
+    except TypeError:  # a tree from before levers acting in workers only
+        return levers.names()
 
 
 # -- rows ------------------------------------------------------------------------------------------------------------

@@ -11,11 +11,11 @@ import pytest
 import workbench
 from workbench import catalogue
 from workbench.stack import call_scope, levers, pinned_sources
-from workbench.stack.levers import graph_recompile, pass_construction
+from workbench.stack.levers import deferred_code, graph_recompile, pass_construction
 from workbench.stack.levers import SPEED
 
 LEVERS = ["decomposition_cache", "pass_construction", "decomposition_tables", "rng_placeholders", "graph_recompile",
-          "histogram_search", "provenance_sharing"]
+          "deferred_code", "histogram_search", "provenance_sharing"]
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -40,7 +40,7 @@ def in_place() -> dict:
             "decomposition_cache": export_utils._collect_all_valid_cia_ops,
             "pass_construction": _ExportPassBase.__init__,
             "decomposition_tables": tracer._default_decomposition_table, "rng_placeholders": rng.PhiloxState.reset,
-            "graph_recompile": graph_module._exec_with_source}
+            "graph_recompile": graph_module._exec_with_source, "deferred_code": graph_module.GraphModule.recompile}
 
 
 def ours(function) -> bool:
@@ -55,8 +55,8 @@ def test_every_lever_is_listed_once_with_its_environment_variable_and_is_on_by_d
     assert list(status) == levers.names() == LEVERS
     assert [s["environment_variable"] for s in status.values()] == [
         "WORKBENCH_DECOMPOSITION_CACHE", "WORKBENCH_PASS_CONSTRUCTION", "WORKBENCH_DECOMPOSITION_TABLES",
-        "WORKBENCH_RNG_PLACEHOLDERS", "WORKBENCH_GRAPH_RECOMPILE", "WORKBENCH_HISTOGRAM_SEARCH",
-        "WORKBENCH_PROVENANCE_SHARING"]
+        "WORKBENCH_RNG_PLACEHOLDERS", "WORKBENCH_GRAPH_RECOMPILE", "WORKBENCH_DEFERRED_CODE",
+        "WORKBENCH_HISTOGRAM_SEARCH", "WORKBENCH_PROVENANCE_SHARING"]
     assert all(s["enabled"] for s in status.values())
 
 
@@ -104,6 +104,7 @@ def test_nothing_is_patched_outside_a_call_and_switched_off_puts_the_stack_own_b
     ("decomposition_tables", "tables", "executorch.exir.tracer._default_decomposition_table"),
     ("rng_placeholders", "rng_placeholders", "torch._decomp.decompositions_for_rng.PhiloxState.reset"),
     ("graph_recompile", "graph_recompile", "torch.fx.graph_module._exec_with_source"),
+    ("deferred_code", "deferred_code", "torch.fx.graph_module.GraphModule.recompile"),
     ("histogram_search", "histogram_search",
      "torchao.quantization.pt2e.observer.HistogramObserver._non_linear_param_search"),
     ("provenance_sharing", "provenance_sharing", "torch.fx.traceback.NodeSource.__init__"),
@@ -241,15 +242,18 @@ def test_a_sweep_gives_the_same_results_from_a_cold_or_warm_parent_and_fresh_or_
 
     seen = {}
     # Fresh processes (this one may have warmed already); neighbouring runs differ in one option.
-    for warm, reuse in (("0", "0"), ("1", "0"), ("1", "1")):
-        env = dict(os.environ, **{isolation.WARM_PARENT_VARIABLE: warm, isolation.REUSE_WORKERS_VARIABLE: reuse})
+    # The last run makes every GraphModule's code at its recompile in the workers too (the deferred_code lever off).
+    for warm, reuse, deferred in (("0", "0", "1"), ("1", "0", "1"), ("1", "1", "1"), ("1", "1", "0")):
+        env = dict(os.environ, **{isolation.WARM_PARENT_VARIABLE: warm, isolation.REUSE_WORKERS_VARIABLE: reuse,
+                                  "WORKBENCH_DEFERRED_CODE": deferred})
         done = subprocess.run([sys.executable, "-c", SWEEP], capture_output=True, text=True, timeout=900, env=env)
         assert done.returncode == 0, done.stderr[-3000:]
-        seen[warm, reuse] = json.loads(done.stdout.strip().splitlines()[-1])
+        seen[warm, reuse, deferred] = json.loads(done.stdout.strip().splitlines()[-1])
     reused = {key: found[0] for key, found in seen.items()}
-    assert reused == {("0", "0"): 0, ("1", "0"): 0, ("1", "1"): 6}  # 8 groups on 2 workers
-    rows = seen["1", "1"][1]
-    assert len(rows) >= 8 and rows == seen["1", "0"][1] == seen["0", "0"][1]
+    # 8 groups on 2 workers
+    assert reused == {("0", "0", "1"): 0, ("1", "0", "1"): 0, ("1", "1", "1"): 6, ("1", "1", "0"): 6}
+    rows = seen["1", "1", "1"][1]
+    assert len(rows) >= 8 and rows == seen["1", "0", "1"][1] == seen["0", "0", "1"][1] == seen["1", "1", "0"][1]
     assert {row[3] for row in rows} >= {"delegated", "fallback", "lowering_error"}
 
 
@@ -535,6 +539,108 @@ def test_a_graph_gets_the_code_torch_generates_for_it_now_however_it_changed_sin
                 assert same(graph.python_code("self", verbose=verbose), own(graph, "self", verbose=verbose))
 
 
+@pytest.fixture
+def deferring(monkeypatch):
+    """This process defers GraphModule code as the workbench's workers do, inside a workbench call."""
+    monkeypatch.setattr(deferred_code.DEFERRING, "here", True)
+    with call_scope.workbench_call(), levers.switched(True, only=["deferred_code"]):
+        yield deferred_code.DEFERRING
+
+
+def test_a_deferred_code_is_torchs_own_when_read_even_after_its_graph_or_code_generator_changed(deferring):
+    """What torch's recompile would have made at the recompile, whenever and however it is read: the code, the call,
+    the class's forward, the returned PythonCode, a pickle and a deep copy; a graph edited after its recompile and
+    run before the next one runs the code of the recompile, as in torch."""
+    import copy
+    import dataclasses
+    import pickle
+
+    import torch
+    import torch.fx as fx
+
+    class Module(torch.nn.Module):
+        def forward(self, x, y):
+            return torch.relu(x + y) * 2
+
+    x, y = torch.randn(5), torch.randn(5)
+    module = fx.symbolic_trace(Module())
+    deferred, made = deferring.deferred, deferring.made
+    assert deferred >= 1 and "_code" not in vars(module)
+    assert module.code == module.graph.python_code("self").src and deferring.made == made + 1
+    assert torch.equal(module(x, y), Module()(x, y))
+
+    module.recompile()
+    at_recompile = module.graph.python_code("self").src
+    for node in module.graph.nodes:
+        if node.target is torch.relu:
+            node.target = torch.sigmoid
+            with module.graph.inserting_before(node):
+                negated = module.graph.call_function(torch.neg, (node.args[0],))
+            node.args = (negated,)
+    rebuilt = deferring.rebuilt
+    assert module.code == at_recompile and deferring.rebuilt == rebuilt + 1
+    assert torch.equal(module(x, y), Module()(x, y))  # the code of the recompile: relu, no neg
+    returned = module.recompile()
+    assert isinstance(returned, torch.fx.graph.PythonCode) and returned.src == module.graph.python_code("self").src
+    assert dataclasses.replace(returned).src == returned.src
+    assert torch.equal(module(x, y), torch.sigmoid(-(x + y)) * 2)
+
+    module.recompile()
+    at_recompile = module.graph.python_code("self").src
+    module.graph._codegen._body_transformer = lambda body: ["    pass\n", *body]
+    assert module.code == at_recompile
+    module.graph._codegen._body_transformer = None
+
+    module.recompile()
+    assert torch.equal(pickle.loads(pickle.dumps(module))(x, y), torch.sigmoid(-(x + y)) * 2)
+    module.recompile()
+    copied = copy.deepcopy(module)
+    assert copied.code == module.code and torch.equal(copied(x, y), module(x, y))
+    module.recompile()
+    assert type(module).forward.__name__ == "forward" and "def forward" in str(module)
+
+    module.recompile()
+    from torch.fx.graph import _custom_builtins, _register_custom_builtin
+
+    name = "workbench_test_builtin"
+    try:
+        _register_custom_builtin(name, "import math", torch)  # fx's builtins change what code is made: pending first
+        assert not deferring.pending and "_code" in vars(module)
+    finally:
+        _custom_builtins.pop(name, None)
+        torch.fx.graph._illegal_names.pop(name, None)
+
+
+def test_a_recompile_that_torch_fails_fails_at_the_recompile_when_code_is_deferred_too(deferring):
+    """fx writes an argument it does not know by its repr: one that is no Python makes the recompile raise, and a
+    deferred recompile must raise there too (deferred_code._makes_code leaves such a graph to torch)."""
+    import torch
+    import torch.fx as fx
+
+    class Opaque:
+        def __repr__(self):
+            return "<opaque>"
+
+    module = fx.symbolic_trace(torch.nn.ReLU())
+    relu = next(node for node in module.graph.nodes if node.op == "call_function")
+    relu.kwargs = {"inplace": Opaque()}
+    at_recompile = deferring.at_recompile
+    with pytest.raises(SyntaxError):
+        module.recompile()
+    assert deferring.at_recompile == at_recompile + 1
+    with levers.switched(False, only=["deferred_code"]), pytest.raises(SyntaxError):
+        module.recompile()
+
+
+def test_code_is_made_at_the_recompile_outside_the_workers():
+    import torch
+    import torch.fx as fx
+
+    with call_scope.workbench_call():
+        module = fx.symbolic_trace(torch.nn.ReLU())
+    assert "_code" in vars(module) and not any(name.startswith("_workbench") for name in vars(type(module)))
+
+
 def test_remembered_parameter_names_are_inspect_own_and_follow_a_changed_function():
     import functools
     import inspect
@@ -569,7 +675,9 @@ OPERATORS = catalogue.names()
 # cache take several times as long as the others, so they take two operators in seven and the other levers share
 # the rest. Where the two lowerings differ, the single levers name which one does it.
 SLOW_STATES = [tuple(LEVERS), ("decomposition_cache",)]
-FAST_STATES = [(name,) for name in LEVERS if name != "decomposition_cache"]
+# deferred_code is off alone in no operator's run (nine states would leave some with seven): it is off in the every-
+# lever-off state, and the sweep test above compares workers that defer with workers that do not.
+FAST_STATES = [(name,) for name in LEVERS if name not in ("decomposition_cache", "deferred_code")]
 
 
 def second_state(op: str) -> tuple[str, ...]:
@@ -586,8 +694,10 @@ def test_every_lever_is_off_alone_and_all_are_off_together_for_at_least_eight_op
 
 @pytest.mark.slow
 @pytest.mark.parametrize("op", OPERATORS)
-def test_the_whole_catalogue_is_identical_with_each_lever_on_and_off(op, assert_consistent, comparable):
-    """Also the whole-catalogue run of the suite: every result, in both lever states, is internally consistent."""
+def test_the_whole_catalogue_is_identical_with_each_lever_on_and_off(op, assert_consistent, comparable, monkeypatch):
+    """Also the whole-catalogue run of the suite: every result, in both lever states, is internally consistent.
+    This process defers GraphModule code as a worker does (deferred_code acts in workers only)."""
+    monkeypatch.setattr(deferred_code.DEFERRING, "here", True)
     cases = [(op, dtype, profile) for dtype in catalogue.get(op).dtypes for profile in PROFILES]
 
     def lowered(chosen, off) -> list:

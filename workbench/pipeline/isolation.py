@@ -24,7 +24,7 @@ from typing import Callable, Iterator
 from ..core.outcomes import Numerics, Outcome
 from ..core.records import CaseResult, ErrorInfo, NodeRecord, result_from_dict
 from ..stack import loader
-from ..stack.levers import on_unless_turned_off
+from ..stack.levers import deferred_code, on_unless_turned_off
 from . import worker_memory
 
 # A one-op case takes about a second; a large user model's lowering can take minutes. Past this a child is
@@ -73,6 +73,8 @@ def _child_main(conn, work: Callable[[_Reporter], None]) -> None:
     # it forever (seen in quantization observers); one thread per child also keeps parallel workers from
     # oversubscribing the cores.
     loader.torch().set_num_threads(1)
+    # This process ends with os._exit and hands back results only: a GraphModule's code may wait until read.
+    deferred_code.defer_in_this_process()
     reporter = _Reporter(conn)
     try:
         work(reporter)

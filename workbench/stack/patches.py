@@ -98,6 +98,7 @@ class Lever:
     saves: str  # what it saves, in a line (doctor, docs/speed.md)
     patches: tuple[Patch, ...]
     counters: Callable[[], dict] = dict  # the lever's own counts (memo hits, ...), for the doctor
+    workers_only: bool = False  # acts only in the workbench's own worker processes (levers/deferred_code.py)
 
     @property
     def parts(self) -> tuple[str, ...]:

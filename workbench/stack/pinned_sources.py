@@ -13,6 +13,8 @@ capture refuses to trust its cases blindly (arm_tests/capture.py warns).
 - "rng_placeholders": the rng tracker's reset and every function that reads what it sets (levers/rng_placeholders.py);
 - "graph_recompile": the two fx functions a GraphModule recompile calls that levers/graph_recompile.py reproduces;
 - "graph_code": the fx code generator whose inputs levers/graph_recompile.py remembers code by;
+- "deferred_code": the GraphModule recompile that levers/deferred_code.py reproduces, what reads or copies a
+  module's code, the builtins registration it wraps, and what it builds a graph from a record with;
 - "histogram_search": the histogram observer's range search that levers/histogram_search.py reproduces;
 - "provenance_sharing": the provenance record's constructor that levers/provenance_sharing.py reproduces, and every
   function that writes to a record or to the lists that hold them;
@@ -98,6 +100,18 @@ PINNED_SOURCES = {
         "torch.fx.graph._PyTreeCodeGen.gen_fn_def": "1f70b3be66c84cc4",
         "torch.fx.graph._PyTreeCodeGen.generate_output": "d8b31d315bc87a02",
         "torch.fx.graph._PyTreeCodeGen.gen_var_bindings": "c18b8a26a9f02e92",
+    },
+    "deferred_code": {
+        "torch.fx.graph_module.GraphModule.recompile": "98adb1519c457ae4",
+        "torch.fx.graph_module.GraphModule._recompile_submodules": "d8d048e4dfec55eb",
+        "torch.fx.graph_module.GraphModule.__new__": "9b3b555879e4a3e7",
+        "torch.fx.graph_module.GraphModule.__reduce__": "479fb053d55614ee",
+        "torch.fx.graph_module.GraphModule.__reduce_package__": "4bec0f9856baf5d7",
+        "torch.fx.graph_module.GraphModule.__deepcopy__": "895f13008e6b1972",
+        "torch.fx.graph_module.GraphModule.__str__": "d116372d3dbd0adf",
+        "torch.fx.graph._register_custom_builtin": "c22fd98fa919c51a",
+        "torch.fx.graph.Graph.create_node": "7e8353cfe5d2ae96",
+        "torch.fx.node.map_arg": "afc83b99bfcfaf27",
     },
     "histogram_search": {
         "torchao.quantization.pt2e.observer.HistogramObserver._non_linear_param_search": "9306a687ba73a304",

@@ -8,6 +8,7 @@ The levers, in the order they are installed:
 - `decomposition_tables`: decomposition tables built and split once per registry state;
 - `rng_placeholders`: the rng tracker's placeholders without fake tensors;
 - `graph_recompile`: GraphModule recompiles without compiling a source twice;
+- `deferred_code`: in the workbench's own workers, a GraphModule's code made when read, not at each recompile;
 - `histogram_search`: the histogram observer's range search on floats, not 0-dim tensors;
 - `provenance_sharing`: a node's provenance record extending its chain without copying it.
 
@@ -30,13 +31,13 @@ import warnings
 from ...core.errors import StackWarning
 from .. import pinned_sources
 from ..patches import Lever, Patches
-from . import (decomposition_cache, decomposition_tables, graph_recompile, histogram_search, pass_construction,
-               provenance_sharing, rng_placeholders)
+from . import (decomposition_cache, decomposition_tables, deferred_code, graph_recompile, histogram_search,
+               pass_construction, provenance_sharing, rng_placeholders)
 
 # In the order they are installed.
 LEVERS: tuple[Lever, ...] = (decomposition_cache.LEVER, pass_construction.LEVER, decomposition_tables.LEVER,
-                             rng_placeholders.LEVER, graph_recompile.LEVER, histogram_search.LEVER,
-                             provenance_sharing.LEVER)
+                             rng_placeholders.LEVER, graph_recompile.LEVER, deferred_code.LEVER,
+                             histogram_search.LEVER, provenance_sharing.LEVER)
 OFF_WORDS = ("0", "false", "off", "no")
 
 
@@ -172,8 +173,9 @@ class SpeedLevers:
 SPEED = SpeedLevers(LEVERS)
 
 
-def names() -> list[str]:
-    return list(SPEED.levers)
+def names(in_process: bool = False) -> list[str]:
+    """Every lever's name; `in_process`: only those that act in any process (not in workers only)."""
+    return [name for name, lever in SPEED.levers.items() if not (in_process and lever.workers_only)]
 
 
 def switched(on: bool, only=None):

@@ -121,12 +121,20 @@ _REMEMBERED_GRAPHS = 4  # a new GraphModule's graph is generated again right aft
 _SHOW_VARIABLES = ("FX_GRAPH_SHOW_STRIDE", "FX_GRAPH_SHOW_DEVICE", "FX_GRAPH_SHOW_META")
 
 
+def plain(graph) -> bool:
+    """Whether `graph`'s plain code is made from `_code_inputs` alone: its code generator is fx's own (CodeGen or
+    _PyTreeCodeGen, not a subclass) and no FX_GRAPH_SHOW_* variable asks for more."""
+    import torch.fx.graph as fx_graph
+
+    return (type(graph._codegen) in (fx_graph.CodeGen, fx_graph._PyTreeCodeGen)
+            and not any(os.environ.get(name, "0") == "1" for name in _SHOW_VARIABLES))
+
+
 def _python_code_of(own):
     """torch.fx.graph.Graph.python_code, with the code of the last few graphs remembered with what it was generated
     from (3. in the module's docstring); `own` generates it otherwise."""
     import torch.fx.graph as fx_graph
 
-    plain_generators = (fx_graph.CodeGen, fx_graph._PyTreeCodeGen)
     remembered: OrderedDict = OrderedDict()  # id(graph) -> (graph, same, equal, PythonCode)
 
     def python_code(self, root_module: str, *, verbose: bool = False, include_stride: bool = False,
@@ -134,8 +142,7 @@ def _python_code_of(own):
                     record_func: bool = False, additional_meta=None):
         inputs = None  # plain code only: verbose code also writes each node's stack trace and annotations
         if (not (verbose or include_stride or include_device or colored or expanded_def or additional_meta)
-                and type(self._codegen) in plain_generators
-                and not any(os.environ.get(name, "0") == "1" for name in _SHOW_VARIABLES)):
+                and plain(self)):
             inputs = _code_inputs(self, (root_module, record_func, len(fx_graph._custom_builtins)))
         if inputs is not None:
             last = remembered.get(id(self))
