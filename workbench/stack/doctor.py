@@ -31,7 +31,11 @@ def _why(lever: dict) -> str:
         return f"off: {lever['environment_variable']} turns it off, or a switched(False) block is active"
     if lever["unavailable"]:
         return "on, but not in effect here: " + "; ".join(lever["unavailable"])
-    return "on (in effect during workbench calls)" if lever["checked"] else "on (checked on first use)"
+    if not lever["checked"]:
+        return "on (checked on first use)"
+    if lever.get("workers_only"):
+        return "on (in effect during workbench calls, in the workbench's own workers)"
+    return "on (in effect during workbench calls)"
 
 
 def format_doctor(found: dict, *, wide: bool = False) -> str:

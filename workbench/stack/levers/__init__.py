@@ -165,6 +165,7 @@ class SpeedLevers:
         """name -> whether it is on, its environment variable, what it saves, what is unavailable and its counts."""
         return {name: {"enabled": self.on[name], "environment_variable": lever.environment_variable,
                        "saves": lever.saves, "installed_now": self.installed and self.on[name],
+                       "workers_only": lever.workers_only,
                        "unavailable": [d for part in lever.parts for d in self._verdicts.get(part, [])],
                        "checked": all(part in self._verdicts for part in lever.parts), **lever.counters()}
                 for name, lever in self.levers.items()}
