@@ -162,3 +162,40 @@ def test_a_pool_gives_the_dict_its_worker_sent_for_the_result_just_yielded_and_n
                                          Outcome.CRASHED]
     assert seen[1].outputs and seen[2].error is not None
     assert pool.sent(seen[0]) is None and pool.sent(seen[1]) is None
+
+
+def test_a_workers_next_case_starts_with_the_graph_caches_of_the_cases_it_finished_empty():
+    """executorch's and torchao's unbounded caches keep every graph a case showed them (stack/internals.py
+    GRAPH_CACHES): a worker empties them after each group, so a long sweep does not keep every case's graphs."""
+    from dataclasses import replace
+
+    from workbench.pipeline.isolation import WorkerPool
+    from workbench.pipeline.run import run_group
+    from workbench.stack import internals
+
+    def sizes() -> str:
+        return "cached: " + ",".join(str(cache.cache_info().currsize) for cache in internals._graph_caches())
+
+    class Noting:
+        """The worker's reporter, with a note on each result saying the caches' sizes when the group started and
+        when the result was made."""
+
+        def __init__(self, reporter):
+            self.reporter, self.at_start = reporter, sizes()
+
+        def __getattr__(self, name):
+            return getattr(self.reporter, name)
+
+        def result(self, result):
+            self.reporter.result(replace(result, notes=(*result.notes, "at start " + self.at_start, sizes())))
+
+    def noting(reporter, cases):
+        run_group(Noting(reporter), cases)
+
+    case = workbench.Case.of("add", "qint8", "TOSA-1.0+INT")
+    results = list(WorkerPool(1, timeout=120).results([([case], noting), ([case], noting)]))
+    assert [r.outcome for r in results] == [Outcome.DELEGATED, Outcome.DELEGATED]
+    first, second = ([n for n in r.notes if n.startswith(("at start", "cached"))] for r in results)
+    filled = [int(n) for n in first[1].removeprefix("cached: ").split(",")]
+    assert any(filled), first  # the case did fill them, so the check below can fail
+    assert second[0] == "at start cached: 0,0,0", second

@@ -88,6 +88,24 @@ def test_doctor_lists_versions_backend_hooks_and_the_speed_levers(fresh_verdicts
     assert "WORKBENCH_PASS_CONSTRUCTION" in text and "patched during workbench calls only" in text
 
 
+def test_a_graph_cache_that_is_no_cache_any_more_is_named_and_the_others_are_still_emptied(monkeypatch,
+                                                                                           fresh_verdicts):
+    import executorch.exir.backend.utils as backend_utils
+    import torch
+    import torchao.utils
+
+    from workbench.stack import internals
+
+    uncached = backend_utils.is_same_node.__wrapped__
+    monkeypatch.setattr(backend_utils, "is_same_node", uncached)
+    torchao.utils._assert_and_get_unique_device(torch.nn.Linear(1, 1))
+    assert torchao.utils._assert_and_get_unique_device.cache_info().currsize
+    with pytest.warns(hooks.StackWarning, match=r"is_same_node is missing or no functools cache"):
+        assert hooks.probe_again("graph_caches").startswith("changed: executorch.exir.backend.utils.is_same_node")
+    internals.release_graph_caches()
+    assert torchao.utils._assert_and_get_unique_device.cache_info().currsize == 0
+
+
 def test_doctor_names_a_changed_hook(monkeypatch, fresh_verdicts):
     monkeypatch.setitem(hooks.HOOKS, "reasons", hooks.HOOKS["reasons"].__class__(
         **{**hooks.HOOKS["reasons"].__dict__, "probe": lambda: "changed: it is a list now"}))

@@ -23,7 +23,7 @@ from typing import Callable, Iterator
 
 from ..core.outcomes import Numerics, Outcome
 from ..core.records import CaseResult, ErrorInfo, NodeRecord, result_from_dict
-from ..stack import loader
+from ..stack import internals, loader
 from ..stack.levers import deferred_code, on_unless_turned_off
 from . import worker_memory
 
@@ -264,6 +264,7 @@ def _worker_main(conn, jobs, tasks: list) -> None:
             number, first = job
             cases, run = tasks[number]
             run(reporter, cases[first:])
+            internals.release_graph_caches()
 
     _child_main(conn, work)
 

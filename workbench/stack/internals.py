@@ -115,6 +115,24 @@ def _probe_arm_test_suite() -> str:
     return hooks.OK
 
 
+# Caches without a bound that hold, for the life of the process, what every lowering or quantization gave them: the
+# nodes the Arm partitioner compared, the models the PT2E quantizer checked. Each entry keeps a whole graph, its
+# GraphModule and that GraphModule's own class alive.
+GRAPH_CACHES = (("executorch.exir.backend.utils", "is_same_node"),
+                ("torchao.utils", "_assert_and_get_unique_device"),
+                ("torch.ao.quantization.fx.utils", "assert_and_get_unique_device"))
+
+
+def _graph_caches() -> list:
+    return [getattr(imported(module), name, None) for module, name in GRAPH_CACHES]
+
+
+def _probe_graph_caches() -> str:
+    gone = [f"{module}.{name}" for (module, name), cache in zip(GRAPH_CACHES, _graph_caches())
+            if not callable(getattr(cache, "cache_clear", None))]
+    return hooks.OK if not gone else f"changed: {', '.join(gone)} is missing or no functools cache"
+
+
 # The hooks of the names read here, in the order `workbench doctor` lists them.
 for _hook in (
     Hook("reasons", "executorch.exir.backend.utils.WhyNoPartitionReporter._rejected_nodes",
@@ -154,6 +172,11 @@ for _hook in (
          "common.parametrize)", "reading executorch's own Arm tests as cases (stack/arm_tests/capture.py)",
          "executorch's Arm tests as cases (`workbench sweep --arm-tests`, `workbench.from_arm_tests`)", False,
          _probe_arm_test_suite, probe_at_load=False),
+    Hook("graph_caches", ", ".join(f"{module}.{name}" for module, name in GRAPH_CACHES) + " (functools caches)",
+         "emptying caches that keep every case's graphs, between the cases a sweep's worker runs",
+         "nothing a result shows: a sweep's workers keep every case's graphs, so their memory grows case by case "
+         "and each trace costs more (torch's tracer patches nn.Module, whose subclasses then include every kept "
+         "GraphModule's class)", True, _probe_graph_caches),
 ):
     hooks.register(_hook)
 
@@ -193,6 +216,15 @@ def with_operator_support_hook(partitioner_class):
 
     HookedPartitioner.__name__ = HookedPartitioner.__qualname__ = f"Hooked{partitioner_class.__name__}"
     return HookedPartitioner
+
+
+def release_graph_caches() -> None:
+    """Empty GRAPH_CACHES, so that the graphs of the cases done are the collector's to free. No result changes:
+    every entry is keyed by objects of one case (its nodes, its model), which no later case meets again."""
+    for cache in _graph_caches():
+        clear = getattr(cache, "cache_clear", None)
+        if callable(clear):
+            clear()
 
 
 def edge_compile_config(exir, check_ir_validity: bool):
