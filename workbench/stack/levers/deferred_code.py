@@ -45,6 +45,7 @@ from __future__ import annotations
 import copy
 import functools
 import weakref
+from operator import is_
 
 from ..patches import Lever, Patch
 from . import graph_recompile
@@ -100,14 +101,10 @@ def _made(pending: _Pending):
 
     graph, (same, equal) = pending.graph, pending.inputs
     now_same, now_equal = graph_recompile._code_inputs(graph, (*equal[:2], len(fx_graph._custom_builtins)))
-    if now_equal == equal and len(now_same) == len(same) and all(map(_is, now_same, same)):
+    if now_equal == equal and len(now_same) == len(same) and all(map(is_, now_same, same)):
         return graph.python_code(root_module=equal[0], record_func=equal[1])
     DEFERRING.rebuilt += 1
     return _graph_from_record(pending).python_code(root_module=equal[0], record_func=equal[1])
-
-
-def _is(a, b) -> bool:
-    return a is b
 
 
 def _graph_from_record(pending: _Pending):
