@@ -165,7 +165,7 @@ def test_a_pool_gives_the_dict_its_worker_sent_for_the_result_just_yielded_and_n
 
 
 def test_a_workers_next_case_starts_with_the_graph_caches_of_the_cases_it_finished_empty():
-    """executorch's and torchao's unbounded caches keep every graph a case showed them (stack/internals.py
+    """executorch's, torchao's and torch's unbounded caches keep every graph a case showed them (stack/internals.py
     GRAPH_CACHES): a worker empties them after each group, so a long sweep does not keep every case's graphs."""
     from dataclasses import replace
 
