@@ -28,7 +28,7 @@ def test_a_checkout_or_its_arm_folder_is_accepted_and_anything_else_named(checko
     checkout = checkouts.make_checkout(tmp_path / "executorch")
     assert arm_backend.resolve_folder(checkout) == (checkout / "backends" / "arm").resolve()
     assert arm_backend.resolve_folder(checkout / "backends" / "arm") == (checkout / "backends" / "arm").resolve()
-    with pytest.raises(ArmBackendError, match="is not a folder.*executorch checkout.*'installed'"):
+    with pytest.raises(ArmBackendError, match="neither a folder nor a named branch.*executorch checkout.*'installed'.*BASE\\+PATCH"):
         arm_backend.resolve_folder(tmp_path / "missing")
     with pytest.raises(ArmBackendError, match="neither an executorch checkout.*nor an Arm backend folder"):
         arm_backend.resolve_folder(checkout / "backends")

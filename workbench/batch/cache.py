@@ -22,16 +22,12 @@ import tempfile
 import warnings
 from pathlib import Path
 
+from ..core.cache_location import default_dir
 from ..core.records import CaseResult, result_from_dict
 from ..stack import arm_backend
 from ..stack.versions import versions
 
 FORMAT = 1  # bump when the stored layout changes
-
-
-def default_dir() -> Path:
-    configured = os.environ.get("WORKBENCH_CACHE_DIR")
-    return Path(configured).expanduser() if configured else Path.home() / ".cache" / "tosa-workbench"
 
 
 # The layers whose code decides what a result holds: every layer below this one (tests/helpers/layers.py checks that it

@@ -1,9 +1,8 @@
 """What a hunt draws and runs (its dtypes, its profile x policy pairs) and what it is judged against: a policy, a
-profile, or another Arm backend (an executorch checkout, or "installed"), each checked before any work starts."""
+profile, or another Arm backend (an executorch checkout, a named branch, BASE+PATCH..., or "installed"), each checked before any work starts."""
 
 from __future__ import annotations
 
-from pathlib import Path
 
 from ..core.errors import WorkbenchError
 from ..pipeline.case import Case
@@ -65,8 +64,9 @@ def _looks_like_profile(text: str) -> bool:
 
 
 def _other_backend(against: str | None, matrix: Matrix) -> str | None:
-    """The Arm backend `against` names ("installed" or a checkout's folder), checked; None when it names none."""
-    if against is None or (against != _arm_backend.INSTALLED and not Path(against).expanduser().is_dir()):
+    """The Arm backend `against` names ("installed", a checkout's folder, a named branch or BASE+PATCH...), checked;
+    None when it names none."""
+    if against is None or not _arm_backend.names_backend(against):
         return None
     wanted = _arm_backend.INSTALLED if against == _arm_backend.INSTALLED else str(_arm_backend.resolve_folder(against))
     here = _arm_backend.active()

@@ -1,7 +1,7 @@
 """The `workbench` command: operators, profiles, one case, sweeps, diffs, reports, and the stack's health.
 
 Its modules: `run_command` (`workbench run`), `hunt` (`workbench hunt`), `arm_tests` (`--arm-tests` of sweep and
-compare-backends), `cache_options` (--no-cache, --cache-dir), `checks` (the arguments checked before any work).
+compare-backends), `backends_command` (`workbench backends`, `--arm-backend`), `cache_options` (--no-cache, --cache-dir), `checks` (the arguments checked before any work).
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from ..core.errors import WorkbenchError
 from ..stack import call_scope
 from . import checks
 from .cache_options import add_cache_options, cache_of
-from . import arm_tests as arm_tests_command, hunt as hunt_command
+from . import arm_tests as arm_tests_command, backends_command, hunt as hunt_command
+from .backends_command import add_arm_backend_option
 
 
 def _sweep_presets() -> list[str]:
@@ -51,17 +52,18 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--html", metavar="PATH", help="also write the result as one self-contained page (.html)")
     _add_wide_option(run)
     _add_case_options(run)
-    _add_arm_backend_option(run)
+    add_arm_backend_option(run)
 
     passes = sub.add_parser("passes", help="list the Arm backend's passes, which --transform-pass takes by name")
     passes.add_argument("--json", action="store_true")
-    _add_arm_backend_option(passes)
+    add_arm_backend_option(passes)
 
     _add_batch_commands(sub)
     _add_compare_backends_command(sub)
     _add_culprits_command(sub)
     _add_summary_command(sub)
-    hunt_command.add_parser(sub, _add_policy_option, add_cache_options, _add_arm_backend_option)
+    hunt_command.add_parser(sub, _add_policy_option, add_cache_options, add_arm_backend_option)
+    backends_command.add_parser(sub)
     return parser
 
 
@@ -86,7 +88,7 @@ def _add_culprits_command(sub) -> None:
     culprits.add_argument("--seed", type=int, default=0)
     culprits.add_argument("--json", action="store_true", help="print the search as JSON")
     _add_case_options(culprits)
-    _add_arm_backend_option(culprits)
+    add_arm_backend_option(culprits)
 
 
 def _add_batch_commands(sub) -> None:
@@ -99,7 +101,7 @@ def _add_batch_commands(sub) -> None:
     sweep.add_argument("--scheduler", default=None, help="Dask scheduler address to run on a cluster")
     sweep.add_argument("--out", default=None, help="results file: .csv or .parquet (optional with --arm-tests)")
     arm_tests_command.add_options(sweep, arm_tests_command.SWEEP_HELP)
-    _add_arm_backend_option(sweep)
+    add_arm_backend_option(sweep)
 
     diff = sub.add_parser("diff", help="the cases whose outcome or numerics changed between two sweep results")
     diff.add_argument("before")
@@ -120,7 +122,7 @@ def _add_batch_commands(sub) -> None:
                             "and torch the workbench uses (ok / missing / changed) and the decomposition cache")
     doctor.add_argument("--json", action="store_true")
     _add_wide_option(doctor)
-    _add_arm_backend_option(doctor)
+    add_arm_backend_option(doctor)
 
     review = sub.add_parser("review", help="sweep the EXT-INT64 review cases (the preset 'review') and print their "
                             "table")
@@ -129,13 +131,13 @@ def _add_batch_commands(sub) -> None:
     add_cache_options(review)
     review.add_argument("--json", action="store_true")
     _add_wide_option(review)
-    _add_arm_backend_option(review)
+    add_arm_backend_option(review)
 
 
 def _add_compare_backends_command(sub) -> None:
-    compare = sub.add_parser("compare-backends", help="sweep the same matrix on two Arm backends (checkouts or "
-                             "'installed'), each import-checked and swept in its own process, and diff them")
-    compare.add_argument("before", help="an executorch checkout, its backends/arm folder, or 'installed'")
+    compare = sub.add_parser("compare-backends", help="sweep the same matrix on two Arm backends (checkouts, "
+                             "'installed', named branches, BASE+PATCH), each import-checked and swept in its own process, and diff them")
+    compare.add_argument("before", help="an Arm backend: " + backends_command.BACKEND_FORMS)
     compare.add_argument("after", help="the same, for the side compared against BEFORE")
     _add_matrix_options(compare)
     _add_run_options(compare)
@@ -184,13 +186,6 @@ def _add_case_options(command) -> None:
 def _add_wide_option(command) -> None:
     command.add_argument("--wide", action="store_true", help="print tables one line per row, however long (default: "
                          "fit the terminal's width, $COLUMNS, wrapping cells, nothing cut)")
-
-
-def _add_arm_backend_option(command) -> None:
-    command.add_argument("--arm-backend", metavar="PATH", default=None,
-                         help="run executorch.backends.arm from this executorch checkout (or its backends/arm "
-                              "folder) against the installed executorch; 'installed' for the installed one "
-                              "(default: $WORKBENCH_ARM_BACKEND, else installed)")
 
 
 def _cmd_ops(args) -> None:
@@ -360,7 +355,7 @@ _COMMANDS = {
     "ops": _cmd_ops, "profiles": _cmd_profiles, "run": _cmd_run, "policies": _cmd_policies, "review": _cmd_review, "sweep": _cmd_sweep,
     "diff": _cmd_diff, "report": _cmd_report, "doctor": _cmd_doctor, "culprits": _cmd_culprits,
     "passes": _cmd_passes, "compare-backends": arm_tests_command.with_arm_tests(_cmd_compare_backends),
-    "summary": _cmd_summary, "hunt": hunt_command.run,
+    "summary": _cmd_summary, "hunt": hunt_command.run, "backends": backends_command.run,
 }
 
 

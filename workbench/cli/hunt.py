@@ -28,8 +28,8 @@ def add_parser(sub, add_policy_option, add_cache_options, add_arm_backend_option
                       "budget (the same hunt on every rerun)")
     hunt.add_argument("--seed", type=int, default=0, help="which programs are drawn (default 0)")
     hunt.add_argument("--against", default=None, help="a baseline: a policy, a profile (e.g. the same one "
-                      "without an extension), or another Arm backend (a checkout, or 'installed' with --arm-backend "
-                      "PATH); report only what is worse than there")
+                      "without an extension), or another Arm backend (a checkout, a named branch, BASE+PATCH, or "
+                      "'installed' with --arm-backend BACKEND); report only what is worse than there")
     hunt.add_argument("--quantization", metavar="NAME", default=None, help="how qint8 programs are quantized "
                       "(default int8)")
     hunt.add_argument("--scheduler", default=None, help="a Dask scheduler's address: run the programs on a cluster")

@@ -12,6 +12,7 @@
   tests/test_profiles.py), for checks that must not wait for executorch's import.
 
 Also: `quantization` (the named quantization configurations), `vela` (what Vela reports about one compile),
-`backend_record` (which Arm backend produced a result).
+`backend_record` (which Arm backend produced a result), `unified_diff` (a patch read and applied to files in memory),
+`cache_location` (the folder the workbench keeps what it computes once in).
 Nothing here imports torch or executorch.
 """

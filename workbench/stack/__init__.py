@@ -5,6 +5,8 @@ At its root, the accessors of the stack and the registry of its hooks:
 - `call_scope`: a workbench call, the only time the workbench changes anything in the process (the levers, quiet
   warnings and loggers), undone when it returns or raises;
 - `arm_backend`: which Arm backend runs, the installed one or an executorch checkout's;
+- `patched_backend`: an Arm backend given as BASE+PATCH..., built once into the cache folder;
+- `branches`: the named branches the repository carries (data/branches/), each a patch on a base;
 - `hooks`: the registry of hooks, one per private name a feature relies on (degrading or refusing), each
   registered by the module that reads the name, probed once per process, and their report for the doctor;
 - `internals`: the private names of executorch and torch the pipeline reads, with their accessors and hooks;

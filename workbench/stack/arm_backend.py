@@ -27,8 +27,9 @@ from pathlib import Path
 
 from ..core.errors import WorkbenchError
 from ..core.failures import root_cause
+from ..core.backend_record import PATCHED
 from ..core.records import INSTALLED, ArmBackend, label_of
-from . import call_scope
+from . import branches, call_scope, patched_backend
 from .versions import versions
 
 ENV_VAR = "WORKBENCH_ARM_BACKEND"
@@ -48,17 +49,42 @@ class ArmBackendAlreadyImportedError(ArmBackendError):
 # --- finding and describing a checkout ------------------------------------------------------------------------
 
 def resolve_folder(path) -> Path:
-    """The Arm backend folder of `path`: an executorch checkout, or its backends/arm folder itself."""
+    """The Arm backend folder of `path`: an executorch checkout, or its backends/arm folder itself; for
+    `BASE+PATCH[+PATCH...]` or a named branch, the patched copy built in the cache folder (stack/patched_backend)."""
+    try:
+        spec = patched_backend.parse(str(path))
+        if spec is not None:
+            base_folder = installed_folder() if spec.base == INSTALLED else resolve_folder(spec.base)
+            base = installed() if spec.base == INSTALLED else describe(base_folder)
+            return patched_backend.build(spec, base_folder, base.to_dict(), _content_hash(base_folder))
+    except ArmBackendError:
+        raise
+    except WorkbenchError as exc:
+        raise ArmBackendError(str(exc)) from None
     given = Path(path).expanduser()
     if not given.is_dir():
-        raise ArmBackendError(f"Arm backend path {str(path)!r} is not a folder; give an executorch checkout "
-                              f"(a folder with backends/arm/ inside) or its backends/arm folder, or {INSTALLED!r}")
+        named = ", ".join(branches.names()) or "none"
+        raise ArmBackendError(f"Arm backend {str(path)!r} is neither a folder nor a named branch; give an executorch "
+                              f"checkout (a folder with backends/arm/ inside) or its backends/arm folder, "
+                              f"{INSTALLED!r}, a named branch ({named}; `workbench backends`), or BASE+PATCH[+PATCH...] "
+                              f"(each PATCH a unified diff file)")
     given = given.resolve()
     for folder in (given / "backends" / "arm", given):
         if (folder / _ANCHOR).is_file() and (folder / "__init__.py").is_file():
             return folder
     raise ArmBackendError(f"{given} is neither an executorch checkout (no backends/arm/{_ANCHOR} inside) nor "
                           f"an Arm backend folder (no {_ANCHOR} inside); give the checkout's root or its backends/arm")
+
+
+def names_backend(text: str) -> bool:
+    """Whether `text` names an Arm backend (installed, a folder, a named branch, BASE+PATCH...), not a profile or
+    a policy."""
+    if text == INSTALLED or Path(text).expanduser().is_dir():
+        return True
+    try:
+        return patched_backend.parse(text) is not None
+    except WorkbenchError:
+        return False
 
 
 def _files(folder: Path):
@@ -80,11 +106,21 @@ def _git(folder: Path, *args: str) -> str | None:
     return done.stdout if done.returncode == 0 else None
 
 
+def _content_hash(folder: Path) -> str:
+    hashes = _file_hashes(folder)
+    return hashlib.sha256("".join(f"{n}\0{h}\n" for n, h in sorted(hashes.items())).encode()).hexdigest()[:16]
+
+
 @functools.lru_cache(maxsize=None)
 def describe(folder: Path) -> ArmBackend:
     """The record of a checkout's backend folder. Read once per process: the process imports it once."""
-    hashes = _file_hashes(folder)
-    content = hashlib.sha256("".join(f"{n}\0{h}\n" for n, h in sorted(hashes.items())).encode()).hexdigest()[:16]
+    content = _content_hash(folder)
+    made = patched_backend.build_record(folder)
+    if made is not None:
+        base = ArmBackend.from_dict(made["base"])
+        own = len(branches.patch_chain(made["branch"])) if made["branch"] else 0
+        return ArmBackend(source=PATCHED, executorch=versions()["executorch"], path=str(folder), content=content,
+                          base=base.label, branch=made["branch"], patches=tuple(made["patches"]), branch_patches=own)
     head = _git(folder, "rev-parse", "HEAD")
     status = _git(folder, "status", "--porcelain", "--untracked-files=all", "--", ".") if head else None
     changes = [line for line in (status or "").splitlines() if "__pycache__" not in line and not line.endswith(".pyc")]
