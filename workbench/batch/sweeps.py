@@ -86,6 +86,14 @@ def sweep(matrix: Matrix, *, cache=True, workers: int | None = None, timeout: fl
     return pd.DataFrame([result_row(r, cached) for r, cached in results.with_cached()], columns=RESULT_COLUMNS)
 
 
+def _label(requested) -> str:
+    from ..stack import arm_backend
+
+    if str(requested) == arm_backend.INSTALLED:
+        return arm_backend.INSTALLED
+    return arm_backend.describe(arm_backend.resolve_folder(requested)).label
+
+
 class SweepResults(list):
     """The CaseResults of a sweep in matrix order; `with_cached()` pairs each with whether it came from the cache."""
 
@@ -195,7 +203,7 @@ def sweep_in_new_process(matrix: Matrix, requested, options: dict, why: str = "t
         command += ["--cache-dir", str(cache)]
     with tempfile.TemporaryDirectory(prefix="workbench-sweep-") as folder:
         out = f"{folder}/results.parquet"
-        print(f"sweeping on the Arm backend {requested} in a new process: {why}", file=sys.stderr)
+        print(f"sweeping on the Arm backend {_label(requested)} in a new process: {why}", file=sys.stderr)
         done = subprocess.run([*command, "--out", out], capture_output=True, text=True)
         if done.returncode != 0:
             detail = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit code {done.returncode}"

@@ -31,6 +31,7 @@ def run(args) -> None:
     if args.json:
         print(json.dumps({"branches": found, "forms": BACKEND_FORMS}, indent=2))
         return
-    rows = [[b["name"], b["base"], b["patch"], b["description"]] for b in found]
-    print(table(rows, ["name", "base", "patch", "what it is"], wide=args.wide))
-    print(f"\nprovenance of each: data/branches/<name>.md. An Arm backend is given as {BACKEND_FORMS}.")
+    rows = [[b["name"], b["base"], b["description"]] for b in found]
+    print(table(rows, ["name", "base", "what it is"], wide=args.wide))
+    print(f"\nEach is data/branches/<name>.patch, its provenance <name>.md. An Arm backend is given as "
+          f"{BACKEND_FORMS}.")
