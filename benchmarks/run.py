@@ -14,7 +14,7 @@ section 13 executorch's pytest and the workbench each in a new process.
 This file holds the table, the machine's description and the order of the sections; the sections live beside it
 (sections_per_case.py: 1; sections_sweeps.py: 2, 3, 5; sections_explorer.py: 4; sections_profile.py: 6;
 sections_models.py: 7-9; sections_preset.py: 10; sections_hunt.py: 11; sections_startup.py: 12;
-sections_arm_tests.py: 13), the shared
+sections_arm_tests.py: 13; sections_backends.py: 14), the shared
 helpers and targets in bench_common.py. Times are medians over repetitions. A measurement that fails says
 "failed: <reason>" in its row and the rest of the table still runs, but the run then exits 1 and writes no markdown.
 """
@@ -41,6 +41,7 @@ from workbench.stack import loader as _stack  # noqa: E402
 # The sections' shared helpers and the sections, in modules of their own beside this file.
 from bench_common import Row, Settings, Table, failed, say, settings, switched  # noqa: E402
 from sections_arm_tests import arm_tests_section  # noqa: E402
+from sections_backends import backends_section  # noqa: E402
 from sections_explorer import EXPLORER_CASE, explorer_latency  # noqa: E402
 from sections_hunt import hunt_section, search_size_text  # noqa: E402
 from sections_models import culprit_search, graph_at_scale, real_models_and_arm_tests  # noqa: E402
@@ -64,6 +65,7 @@ SECTIONS = {
     11: "The counterexample hunt, cold, 2 workers (ext-int64-first-draft, TOSA-1.1+INT+int64, int64)",
     12: "Commands that need no model: a new process each, start to exit",
     13: "executorch's Arm tests: its pytest against the workbench cold and warm, 2 workers, a new process each",
+    14: "Patched Arm backends: building a named branch, and one case on it against the installed backend",
 }
 
 
@@ -285,6 +287,7 @@ def main(argv=None) -> int:
             (11, lambda: hunt_section(table, config, Path(scratch))),
             (12, lambda: startup_section(table, config, Path(scratch))),
             (13, lambda: arm_tests_section(table, config, Path(scratch))),
+            (14, lambda: backends_section(table, config, Path(scratch))),
         ]
         for number, step in steps:
             if number not in chosen:

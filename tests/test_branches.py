@@ -1,0 +1,76 @@
+"""The named branches the repository carries (data/branches/): each applies onto its base, says where it comes from,
+and, run on the real stack, gives the outcomes the EXT-INT64 review describes for it."""
+
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+from workbench.stack import arm_backend, branches
+
+REVIEW_BRANCHES = ("ext-int64-lowering", "ext-int64-supportlist")
+
+
+def test_the_review_branches_are_listed_with_a_patch_and_a_provenance_each():
+    assert set(REVIEW_BRANCHES) <= set(branches.names())
+    for name in REVIEW_BRANCHES:
+        branch = branches.get(name)
+        assert branch.patch.is_file() and branch.provenance.is_file()
+        provenance = branch.provenance.read_text()
+        assert "reconstruction" in provenance.lower() and "BSD" in provenance, name
+    assert branches.patch_chain("ext-int64-supportlist") == [branches.get(n).patch for n in REVIEW_BRANCHES]
+
+
+def test_workbench_backends_lists_them():
+    done = subprocess.run([sys.executable, "-m", "workbench", "backends", "--json"], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    listed = {b["name"]: b for b in json.loads(done.stdout)["branches"]}
+    assert listed["ext-int64-supportlist"]["base"] == "ext-int64-lowering"
+    assert listed["ext-int64-lowering"]["base"] == "installed"
+
+
+def test_each_branch_applies_onto_its_base_and_records_its_chain(clean_env):
+    folder = arm_backend.resolve_folder("ext-int64-supportlist")
+    record = arm_backend.describe.__wrapped__(folder)
+    assert record.branch == "ext-int64-supportlist" and record.branch_patches == 2
+    assert [p["name"] for p in record.patches] == ["ext-int64-lowering.patch", "ext-int64-supportlist.patch"]
+    assert record.label.startswith("ext-int64-supportlist (installed executorch ")
+    assert "TOSA_EXT_INT64_SupportList" in (folder / "operator_support" / "tosa_profile_supported_op_lists.py").read_text()
+
+
+def test_the_change_under_review_lists_the_operators_of_the_part2_policy():
+    """The patch's TOSA_EXT_INT64_SupportList and data/ext-int64-allowlist-part2.toml (the policy-only emulation of
+    the same description) name the same edge operators."""
+    from workbench import policies
+
+    patch = branches.get("ext-int64-supportlist").patch.read_text()
+    block = patch[patch.index("+TOSA_EXT_INT64_SupportList"):]
+    block = block[:block.index("+}")]
+    listed = {f"aten.{name}" for name in re.findall(r"exir_ops\.edge\.aten\.([\w.]+),", block)}
+    assert listed == set(policies.get("ext-int64-part2").ops)
+
+
+# --- the review's outcomes, on the real stack ------------------------------------------------------------------
+
+def _outcomes(op, backend, profile="TOSA-1.1+INT+int64", dtype="int64"):
+    done = subprocess.run([sys.executable, "-m", "workbench", "run", op, "--dtype", dtype, "--profile", profile,
+                           "--arm-backend", backend, "--json"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+@pytest.mark.slow
+def test_the_list_turns_cumsum_from_accepted_and_failing_into_fallback():
+    assert _outcomes("cumsum", "ext-int64-lowering")["outcome"] == "lowering_error"
+    assert _outcomes("cumsum", "ext-int64-supportlist")["outcome"] == "fallback"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("op", ["slice_step2_int64", "where_int64_buffer", "cat_int64_bool", "cat_int64_int32"])
+def test_the_reviewers_cases_fall_back_on_the_change_under_review(op):
+    result = _outcomes(op, "ext-int64-supportlist")
+    assert result["outcome"] == "fallback", result.get("error")
+    assert result["arm_backend"]["branch"] == "ext-int64-supportlist"
