@@ -20,8 +20,10 @@ PATCH = ROOT / "data" / "branches" / "ext-int64-lowering.patch"
 PROVENANCE = ROOT / "data" / "branches" / "ext-int64-lowering.md"
 ROWS = ROOT / "data" / "tosa-1.1-int64-rows.csv"
 
-# Where a change may accept int64: the serialization mapping, the dialect validators, the node visitors.
-LOWERING_FILES = re.compile(r"^(tosa/mapping\.py|tosa/dialect/ops/[a-z_0-9]+\.py|operators/op_[a-z_0-9]+\.py)$")
+# Where a change may accept int64: the serialization mapping, the dialect validators, the node visitors, and the
+# support checks of single operators (where, slice_copy); never the partitioner's general checks or its lists.
+LOWERING_FILES = re.compile(r"^(tosa/mapping\.py|tosa/dialect/ops/[a-z_0-9]+\.py|operators/op_[a-z_0-9]+\.py"
+                            r"|operator_support/[a-z_0-9]+_support\.py)$")
 # TOSA operators with no i64 row that executorch lowers int64 graphs into; the patch must leave them alone.
 NO_ROW_OPERATORS = {
     "CLAMP": "operators/op_tosa_clamp.py",
