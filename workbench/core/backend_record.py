@@ -23,6 +23,7 @@ class ArmBackend:
     branch: str | None = None  # the named branch a patched backend starts from (data/branches/)
     patches: tuple = ()  # a patched backend's patches in order: {"name", "sha256", "ignored"} each
     branch_patches: int = 0  # how many of `patches` the named branch itself brings
+    argument: str | None = None  # a patched backend as --arm-backend asks for it again (see `rerun_argument`)
 
     @property
     def label(self) -> str:
@@ -39,6 +40,13 @@ class ArmBackend:
             return f"checkout {self.path} (no git, content {self.content})"
         dirty = f" (dirty, content {self.content})" if self.dirty else ""
         return f"checkout {self.path} at {self.commit[:12]}{dirty}"
+
+    @property
+    def rerun_argument(self) -> str | None:
+        """What `--arm-backend` (or use_arm_backend) takes to run on this backend again; None for the installed one."""
+        if self.source == INSTALLED:
+            return None
+        return self.argument if self.source == PATCHED else self.path
 
     @property
     def cache_identity(self) -> str:

@@ -120,7 +120,8 @@ def describe(folder: Path) -> ArmBackend:
         base = ArmBackend.from_dict(made["base"])
         own = len(branches.patch_chain(made["branch"])) if made["branch"] else 0
         return ArmBackend(source=PATCHED, executorch=versions()["executorch"], path=str(folder), content=content,
-                          base=base.label, branch=made["branch"], patches=tuple(made["patches"]), branch_patches=own)
+                          base=base.label, branch=made["branch"], patches=tuple(made["patches"]), branch_patches=own,
+                          argument=made["argument"])
     head = _git(folder, "rev-parse", "HEAD")
     status = _git(folder, "status", "--porcelain", "--untracked-files=all", "--", ".") if head else None
     changes = [line for line in (status or "").splitlines() if "__pycache__" not in line and not line.endswith(".pyc")]

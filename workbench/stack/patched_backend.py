@@ -43,11 +43,11 @@ class PatchedSpec:
     patches: tuple[Path, ...]  # the branch's chain first, then the text's own patches
 
     @property
-    def head(self) -> str:
-        """What the user named, short: `ext-int64-lowering + my.patch`."""
+    def argument(self) -> str:
+        """The same backend as `--arm-backend` takes it from any folder: the branch or base, then the patches it
+        adds, as absolute paths."""
         own = self.patches[len(branches.patch_chain(self.branch)):] if self.branch else self.patches
-        first = self.branch or self.base
-        return " + ".join([first, *(p.name for p in own)])
+        return SEPARATOR.join([self.branch or self.base, *map(str, own)])
 
 
 def parse(text: str) -> PatchedSpec | None:
@@ -65,7 +65,7 @@ def parse(text: str) -> PatchedSpec | None:
                                  f"BASE '{INSTALLED}', an executorch checkout or a named branch "
                                  f"({', '.join(branches.names()) or 'none'}), each PATCH a unified diff file")
     chain = branches.patch_chain(branch) if branch else []
-    base = INSTALLED if branch or head == INSTALLED else head
+    base = INSTALLED if branch or head == INSTALLED else str(Path(head).expanduser().resolve())
     return PatchedSpec(text, base, branch, tuple(chain) + tuple(Path(e).expanduser().resolve() for e in extras))
 
 
@@ -117,7 +117,7 @@ def build(spec: PatchedSpec, base_folder: Path, base_record: dict, base_content:
             else:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_text(text)
-        record = {"spec": spec.text, "head": spec.head, "base": base_record, "branch": spec.branch,
+        record = {"spec": spec.text, "argument": spec.argument, "base": base_record, "branch": spec.branch,
                   "patches": records}
         (staging / BUILD_RECORD).write_text(json.dumps(record, indent=1))
         try:
