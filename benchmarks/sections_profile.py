@@ -15,7 +15,7 @@ from bench_common import Row, Settings, Table, failed, say, seconds, switched, t
 from sections_explorer import EXPLORER_CASE, all_tabs_renderer, press_run, warm_explorer
 
 # The pipeline's stages in their order (workbench/pipeline/sequence.py); a stage not listed comes after them.
-STAGE_ORDER = ("eager", "quantize", "export", "lower", "reference", "compare")
+STAGE_ORDER = ("eager", "quantize", "export", "lower", "spec_check", "reference", "compare")
 LOWER_STAGE = ("workbench/stages/lower.py", "run")
 
 

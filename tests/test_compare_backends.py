@@ -89,6 +89,7 @@ def test_a_checkout_that_does_not_import_stops_the_comparison_before_any_sweep(c
 def test_the_command_refuses_a_path_that_is_no_backend_and_a_missing_matrix(tmp_path):
     done = workbench_cli("compare-backends", "installed", str(tmp_path / "missing"), "--ops", "add")
     assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert done.stderr.startswith("workbench: error: the after Arm backend: Arm backend path")
+    assert done.stderr.startswith("workbench: error: the after Arm backend: Arm backend ")
+    assert "is neither a folder nor a named branch" in done.stderr
     done = workbench_cli("compare-backends", "installed", "installed")
     assert done.returncode == 2 and "say what to sweep: --preset NAME" in done.stderr

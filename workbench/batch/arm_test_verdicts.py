@@ -44,7 +44,7 @@ def holds(case, result) -> tuple[bool, list[str]]:
     failed += [f"{op} left on CPU" for op in case.exir_ops if on_cpu[op]]
     failed += [f"{op} on CPU x{on_cpu[op]} where the test checks x{n}" for op, n in case.cpu_ops if on_cpu[op] != n]
     if case.compare and count:
-        if result.numerics in (Numerics.MISMATCH, Numerics.REFERENCE_ERROR):
+        if result.numerics in (Numerics.MISMATCH, Numerics.REFERENCE_ERROR, Numerics.UNPREDICTABLE):
             failed.append(f"numerics {result.numerics.value}")
         elif result.numerics is Numerics.NOT_RUN:
             failed.append("outputs not compared (the test compares them)")

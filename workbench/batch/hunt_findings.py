@@ -2,8 +2,9 @@
 
 The contract, for a policy (or an Arm backend) under a profile: a node the partitioner accepts must lower (a
 `lowering_error` or `vela_error` breaks it), what is delegated must compute what eager PyTorch computes by the
-yardstick that judges it (`mismatch`; `reference_error`: the reference model refused the TOSA graph), and nothing
-may crash or hang. Rejected nodes run on CPU, which is no finding. A program that fails before the partitioner
+yardstick that judges it (`mismatch`; `reference_error`: the reference model refused the TOSA graph;
+`unpredictable`: the delegate computes, on these values, what the TOSA specification leaves unpredictable), and
+nothing may crash or hang. Rejected nodes run on CPU, which is no finding. A program that fails before the partitioner
 decides anything (its export, or its conversion to edge) fails on its own: it is discarded and counted. A float
 output that only the workbench's dtype tolerance judged (no TOSA compliance mode: a chain of operators) in a
 delegate that accumulates (REDUCE_SUM, MATMUL, a convolution, AVG_POOL2D: what the conformance suite judges as
@@ -28,7 +29,7 @@ from ..core.quantization import call_arguments
 from ..core.records import CaseResult
 
 BROKEN_OUTCOMES = (Outcome.LOWERING_ERROR, Outcome.VELA_ERROR, Outcome.CRASHED, Outcome.TIMEOUT)
-BROKEN_NUMERICS = (Numerics.MISMATCH, Numerics.REFERENCE_ERROR)
+BROKEN_NUMERICS = (Numerics.MISMATCH, Numerics.REFERENCE_ERROR, Numerics.UNPREDICTABLE)
 # stages before the partitioner decides: a failure there is the program's own (discarded, not a finding)
 OWN_FAILURE_STAGES = ("eager", "quantize", "export", "to_edge")
 _NUMBER = re.compile(r"\d+")

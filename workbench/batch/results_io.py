@@ -15,7 +15,10 @@ from ..core.rows import LATER_COLUMNS, RESULT_COLUMNS, VELA_COLUMNS
 FLOAT_COLUMNS = ("max_abs_error", "max_steps", "seconds", *VELA_COLUMNS)
 INT_COLUMNS = ("mismatches", "beyond_int32")
 BOOL_COLUMNS = ("cached",)
-TEXT_COLUMNS = tuple(c for c in RESULT_COLUMNS if c not in FLOAT_COLUMNS + INT_COLUMNS + BOOL_COLUMNS)
+# True, False or None (None: not checked): the specification check's verdict (core/spec_check.py)
+OPTIONAL_BOOL_COLUMNS = ("spec_legal",)
+TEXT_COLUMNS = tuple(c for c in RESULT_COLUMNS
+                     if c not in FLOAT_COLUMNS + INT_COLUMNS + BOOL_COLUMNS + OPTIONAL_BOOL_COLUMNS)
 FORMATS = {".csv": "CSV", ".parquet": "Parquet"}
 
 _BOOLS = {"true": True, "1": True, "1.0": True, "false": False, "0": False, "0.0": False}
@@ -100,6 +103,7 @@ def _normalise(frame: pd.DataFrame, source: str) -> pd.DataFrame:
         (FLOAT_COLUMNS, _to_float, "float64", "numbers"),
         (INT_COLUMNS, _to_int, "int64", "integers"),
         (BOOL_COLUMNS, _to_bool, "bool", "true or false"),
+        (OPTIONAL_BOOL_COLUMNS, _to_optional_bool, "object", "true, false or nothing"),
     ):
         for column in columns:
             frame[column] = _convert(frame[column], convert, dtype, f"{source}: column {column} should hold {kind}")
@@ -129,6 +133,12 @@ def _to_int(value) -> int:
     if not number.is_integer():
         raise ValueError(value)
     return int(number)
+
+
+def _to_optional_bool(value) -> bool | None:
+    if value is None or (isinstance(value, float) and math.isnan(value)) or str(value).strip() in ("", "None"):
+        return None
+    return _to_bool(value)
 
 
 def _to_bool(value) -> bool:

@@ -44,6 +44,8 @@ def _why_not(rows: pd.DataFrame) -> str | None:
             return f"numeric mismatch ({where}): max abs error {row.max_abs_error:g}, {row.mismatches} elements"
         if row.numerics == Numerics.REFERENCE_ERROR:
             return f"reference model error ({where}): {row.root_cause}"
+        if row.numerics == Numerics.UNPREDICTABLE:
+            return f"unpredictable in TOSA ({where}): {row.root_cause}"
         if row.outcome != Outcome.DELEGATED:
             return f"not delegated ({where}): {row.reason}"
         if row.reason:  # delegated and matching, but with an observation such as a narrower TOSA dtype

@@ -13,6 +13,7 @@
 
 Also: `quantization` (the named quantization configurations), `vela` (what Vela reports about one compile),
 `backend_record` (which Arm backend produced a result), `unified_diff` (a patch read and applied to files in memory),
-`cache_location` (the folder the workbench keeps what it computes once in).
+`cache_location` (the folder the workbench keeps what it computes once in),
+`spec_check` (a result's TOSA graphs checked against the specification for its profile: the verdict).
 Nothing here imports torch or executorch.
 """

@@ -18,6 +18,10 @@ Numerics (what the TOSA reference model computed against eager PyTorch):
   not_run          nothing was delegated, an earlier stage failed, or the eager run failed (there is nothing
                    to compare with: the result's error names the eager stage; partitioning and lowering ran)
   reference_error  the reference model rejected the TOSA graph or the program could not be executed
+  unpredictable    the reference model ran the graph and returned TOSA_UNPREDICTABLE: the TOSA specification
+                   leaves these inputs' result unpredictable (a REQUIRE of an operator fails, e.g. an integer ADD
+                   that overflows); the error names the status, the operator and the reference model's words.
+                   Not a mismatch: TOSA promises no number to compare with
 
 crashed and timeout keep what was known before the child stopped (e.g. the partition decisions).
 
@@ -52,6 +56,7 @@ class Numerics(str, Enum):
     MISMATCH = "mismatch"
     NOT_RUN = "not_run"
     REFERENCE_ERROR = "reference_error"
+    UNPREDICTABLE = "unpredictable"
 
     def __str__(self) -> str:
         return self.value
@@ -95,7 +100,7 @@ FAILED_OUTCOMES = frozenset({Outcome.LOWERING_ERROR, Outcome.VELA_ERROR, Outcome
                              Outcome.TIMEOUT})
 # Outcomes of a backend that accepted nodes it then could not compile: the culprit search looks for those nodes.
 COMPILE_FAILURES = frozenset({Outcome.LOWERING_ERROR, Outcome.VELA_ERROR})
-FAILED_NUMERICS = frozenset({Numerics.MISMATCH, Numerics.REFERENCE_ERROR})
+FAILED_NUMERICS = frozenset({Numerics.MISMATCH, Numerics.REFERENCE_ERROR, Numerics.UNPREDICTABLE})
 # Outcomes of a child process that stopped: never cached, since running again may end differently.
 STOPPED_OUTCOMES = frozenset({Outcome.CRASHED, Outcome.TIMEOUT})
 
@@ -119,7 +124,15 @@ CODES: dict[Outcome, str] = {
     Outcome.CRASHED: "C",
     Outcome.TIMEOUT: "T",
 }
-MARKS: dict[Numerics, str] = {Numerics.MISMATCH: "X", Numerics.REFERENCE_ERROR: "!"}
+MARKS: dict[Numerics, str] = {Numerics.MISMATCH: "X", Numerics.REFERENCE_ERROR: "!", Numerics.UNPREDICTABLE: "?"}
+# The colour of a numerics verdict where one is drawn (the explorer's status, a result's HTML page).
+NUMERICS_COLOURS: dict[Numerics, str] = {
+    Numerics.MATCH: "#4caf50",
+    Numerics.MISMATCH: "#e53935",
+    Numerics.NOT_RUN: "#9e9e9e",
+    Numerics.REFERENCE_ERROR: "#8e24aa",
+    Numerics.UNPREDICTABLE: "#f9a825",
+}
 
 
 def is_quantize_dequantize(target: str) -> bool:

@@ -9,6 +9,7 @@ from typing import Any
 
 from .backend_record import INSTALLED, ArmBackend, label_of  # noqa: F401 (part of what a result is made of)
 from .outcomes import Numerics, Outcome, is_quantize_dequantize  # noqa: F401 (read through records too)
+from .spec_check import SpecCheck
 from .text import case_label, steps_text
 from .vela import VelaReport
 
@@ -250,6 +251,7 @@ class CaseResult:
     transform_passes: tuple[str, ...] = ()  # extra transform passes of the lowering, by class name
     quantization: str = ""  # how a quantized case was quantized (core/quantization.py); "" when not quantized
     trace: tuple[TraceRow, ...] = ()  # a traced case's tensors, in graph order (empty when not traced)
+    spec_check: SpecCheck | None = None  # its TOSA graphs against the specification (None: nothing delegated)
     # The case that ran (module, inputs, policy and passes as objects), in the process that made the result; None
     # for a result read back from a file or a worker's message until the case is attached.
     case: Any = field(default=None, compare=False, repr=False)
@@ -330,6 +332,7 @@ class CaseResult:
             "quantization": self.quantization,
             "trace": [row.to_dict() for row in self.trace],
             "first_divergence": self.first_divergence.fx_node if self.first_divergence else None,
+            "spec_check": None if self.spec_check is None else self.spec_check.to_dict(),
         }
 
     def __str__(self) -> str:
@@ -374,4 +377,5 @@ def result_from_dict(data: dict) -> CaseResult:
         # a quantized result saved before the configuration was recorded was quantized the one way there was
         quantization=data.get("quantization", "int8" if data.get("dtype") == "qint8" else ""),
         trace=tuple(TraceRow.from_dict(row) for row in data.get("trace", ())),
+        spec_check=SpecCheck.from_dict(data.get("spec_check")),
     )

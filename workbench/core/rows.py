@@ -6,7 +6,7 @@ Sweeps, the results table of views, the text tables of the terminal and reports 
 
 from __future__ import annotations
 
-from . import vela
+from . import spec_check, vela
 from .outcomes import Outcome, is_quantize_dequantize
 
 # What Vela reported for an Ethos-U target's case, summed over its delegates (None for a TOSA profile's case):
@@ -18,11 +18,12 @@ RESULT_COLUMNS: tuple[str, ...] = (
     "op", "dtype", "quantization", "profile", "policy", "transform_passes", "outcome", "numerics", "reason",
     "root_cause", "error_stage", "max_abs_error", "max_steps", "mismatches", "beyond_int32", "seconds", "cached",
     "torch", "executorch", "tosa_tools", "arm_backend", "failing_pass", "failing_node", "first_divergence",
-    *VELA_COLUMNS,
+    "spec_legal", *VELA_COLUMNS,
 )
 # Columns added after results were first saved, with the value that rows saved before them mean.
 LATER_COLUMNS = {"transform_passes": "", "quantization": "", "failing_pass": "", "failing_node": "",
-                 "max_steps": None, "first_divergence": "", **{column: None for column in VELA_COLUMNS}}
+                 "max_steps": None, "first_divergence": "", "spec_legal": None,
+                 **{column: None for column in VELA_COLUMNS}}
 # Columns that say how a row was obtained, not what the case did: two runs of the same case may differ in them.
 RUN_COLUMNS = ("seconds", "cached")
 
@@ -46,6 +47,8 @@ def result_row(result, cached: bool = False) -> dict:
         "failing_node": error.failing_node.label() if error and error.failing_node else "",
         # a traced case: the FX node where its tensors first leave tolerance (TraceRow.fx_node)
         "first_divergence": (result.first_divergence.fx_node or "") if result.first_divergence else "",
+        # its delegates' TOSA graphs against the specification for its profile (tosa-opt): True, False, None
+        "spec_legal": spec_check.column(result.spec_check),
         **vela_columns(result),
     }
 

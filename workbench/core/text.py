@@ -158,6 +158,8 @@ def format_result(result, *, width: int | None = None, wide: bool = False) -> st
         lines.append(f"{delegate.name}: TOSA {' -> '.join(delegate.tosa_op_names) or '(no operators)'}")
         if delegate.vela is not None:
             lines.append(f"  Vela: {vela.summary_line(delegate.vela)}")
+    if result.spec_check is not None:
+        lines.append(f"TOSA specification check (tosa-opt): {result.spec_check.one_line()}")
     lines += provenance_lines(result)
     for out in result.outputs:
         status = "match" if out.match else "MISMATCH"

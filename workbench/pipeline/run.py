@@ -144,7 +144,7 @@ def _result(state: Lowering, error) -> CaseResult:
         delegates=tuple(state.delegates), outputs=tuple(state.outputs), timings=dict(state.timings),
         versions=dict(loader.versions()), notes=tuple(notes),
         arm_backend=loader.arm_backend(), transform_passes=state.case.pass_names,
-        quantization=state.case.quantization_name, trace=tuple(state.trace),
+        quantization=state.case.quantization_name, trace=tuple(state.trace), spec_check=state.spec_check,
         case=state.case,
     )
 

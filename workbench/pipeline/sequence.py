@@ -14,13 +14,14 @@ from ..core.errors import WorkbenchError
 from ..core.failures import error_info
 from ..core.outcomes import FAILURE_NUMERICS, FAILURE_OUTCOME, Numerics, Outcome
 from ..core.records import ErrorInfo
-from ..stages import compare, compliance, eager, export, lower, quantize, reference, trace
+from ..stages import compare, compliance, eager, export, lower, quantize, reference, spec_check, trace
 
 # What a case does once, whatever the profile: it ends in a torch.export program (or an export_error).
 PREPARE = (eager.STAGE, quantize.STAGE, export.STAGE)
-# What it does per profile: partition and lower, run what was delegated, compare with eager (float outputs judged
-# in TOSA's compliance modes where one is defined), and for a case that asks, trace every delegate's tensors.
-PER_PROFILE = (lower.STAGE, reference.STAGE, compare.STAGE, compliance.STAGE, trace.STAGE)
+# What it does per profile: partition and lower, check each delegate's TOSA graph against the specification for
+# the profile, run what was delegated, compare with eager (float outputs judged in TOSA's compliance modes where one
+# is defined), and for a case that asks, trace every delegate's tensors.
+PER_PROFILE = (lower.STAGE, spec_check.STAGE, reference.STAGE, compare.STAGE, compliance.STAGE, trace.STAGE)
 
 
 def run_stages(stages, state, observe) -> ErrorInfo | None:
@@ -46,7 +47,7 @@ def run_stages(stages, state, observe) -> ErrorInfo | None:
             if not stage.fatal:
                 state.skipped.append(error_info(where, exc))
                 continue
-            _classify(state, stage, where)
+            _classify(state, stage.classified(exc), where)
             # a stage may know more of where it failed than the traceback says (Vela names an operator)
             return stage.refined(state, error_info(where, exc))
         finally:
@@ -58,9 +59,10 @@ def run_stages(stages, state, observe) -> ErrorInfo | None:
     return None
 
 
-def _classify(state, stage, where) -> None:
-    """A stage's own `fails_as` (an Outcome or a Numerics) if it has one, else the core table for `where`."""
-    fails_as = stage.fails_as or FAILURE_OUTCOME.get(where) or FAILURE_NUMERICS.get(where)
+def _classify(state, own, where) -> None:
+    """The stage's own verdict on its failure (`own`: an Outcome or a Numerics) if it has one, else the core table
+    for `where`."""
+    fails_as = own or FAILURE_OUTCOME.get(where) or FAILURE_NUMERICS.get(where)
     if isinstance(fails_as, Outcome) and hasattr(state, "outcome"):
         state.outcome = fails_as
     elif isinstance(fails_as, Numerics):

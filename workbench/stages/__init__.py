@@ -10,8 +10,8 @@ Profile-independent stages (eager, quantize, export) work on a `Prepared`; per-p
 compare, compliance) on a `Lowering`. partition.py, transform_passes.py and tosa_flatbuffer.py are helpers of the lower
 stage.
 
-The stage modules: `eager`, `quantize`, `export` (profile-independent), `lower`, `reference`, `compare`,
-`compliance`, `trace` (per profile); `state` (what they build up: `Prepared`, `Lowering`); the lower stage's
+The stage modules: `eager`, `quantize`, `export` (profile-independent), `lower`, `spec_check` (each delegate's TOSA
+graph against the specification for the profile), `reference`, `compare`, `compliance`, `trace` (per profile); `state` (what they build up: `Prepared`, `Lowering`); the lower stage's
 helpers `tosa_provenance` (which TOSA operators each delegated node became) and the trace's `trace_match`,
 `trace_expectation`, `trace_layout`, `trace_scales` (what each traced tensor is judged against, laid out and
 scaled as the TOSA tensor is).

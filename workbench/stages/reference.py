@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+import re
 import tempfile
 from dataclasses import dataclass
 from typing import Any
 
-from ..core.outcomes import Stage
+from ..core.outcomes import Numerics, Stage
+from ..core.records import ErrorInfo, FailingNode
 from ..stack import loader
 from ..stack.tosa import native_output
 from .spec import StageSpec
@@ -35,6 +38,17 @@ class DelegateRun:
 
 class ReferenceModelError(RuntimeError):
     """The reference model did not accept the TOSA graph (status other than TOSA_VALID)."""
+
+
+class UnpredictableError(ReferenceModelError):
+    """The reference model ran the graph and returned TOSA_UNPREDICTABLE: an operator's REQUIRE failed on these
+    values (the specification's term for a result it does not define, e.g. an integer ADD that overflows). The
+    case's numerics are `unpredictable`, not `reference_error` (`fails_as` below)."""
+
+    def __init__(self, message: str, operator: str | None = None, tensor: str | None = None,
+                 delegate: str | None = None):
+        super().__init__(message)
+        self.operator, self.tensor, self.delegate = operator, tensor, delegate
 
 
 def silence_native_stdout():
@@ -109,7 +123,10 @@ def run_delegate(lowered_module, inputs, notes: list | None = None, runs: list |
         reasons = _failed_requirements(said.read().decode(errors="replace"))
     if status != trm.GraphStatus.TOSA_VALID:
         why = f" ({'; '.join(reasons)})" if reasons else ""
-        raise ReferenceModelError(f"reference model returned {getattr(status, 'name', status)}{why}")
+        said = f"reference model returned {getattr(status, 'name', status)}{why}"
+        if status == trm.GraphStatus.TOSA_UNPREDICTABLE:
+            raise _unpredictable(said, lowered_module, arrays)
+        raise ReferenceModelError(said)
     if runs is not None:
         # copies: the program may write into a delegate's input afterwards (an in-place `x += y` is a copy_)
         runs.append(DelegateRun(lowered_module, tuple(a.copy() for a in arrays), tuple(outputs), copied(inputs)))
@@ -125,6 +142,61 @@ def run_delegate(lowered_module, inputs, notes: list | None = None, runs: list |
                 notes.append(f"{lowered_module_label(lowered_module)} output {index}: TOSA gives {produced} where "
                              f"the program declares {declared} (compared after conversion)")
     return [_to_torch(array, fake) for array, fake in zip(outputs, expected)]
+
+
+# The reference model's graph traversal log (debug mode GT at verbosity LOW) names each operator as it evaluates it:
+# "[0:GT]: Evaluating node_001,      ADD, output tensor=tosa_add_default"; a failing REQUIRE follows that line
+# (reference_model/src/subgraph_traverser.cc::evaluateNextNode, in the installed tosa-tools' messages).
+_EVALUATING = re.compile(r"Evaluating node_\d+,\s*([A-Z0-9_]+), output tensor=(\S+)")
+
+
+def _unpredictable(said: str, lowered_module, arrays) -> UnpredictableError:
+    """The TOSA_UNPREDICTABLE error, naming the operator whose REQUIRE failed: the graph is run once more with the
+    reference model's traversal log, and the operator evaluated last before the first failing REQUIRE is it."""
+    trm = loader.reference_model()
+    with silence_native_stdout(), tempfile.TemporaryFile() as log, native_output.redirected(2, log):
+        try:
+            trm.run(tosa_graph_of(lowered_module), arrays, debug_mode="GT", verbosity="LOW",
+                    initialize_variable_tensor_from_numpy=True)
+        except ValueError:
+            pass
+        log.seek(0)
+        text = log.read().decode(errors="replace")
+    before = text.split("REQUIRE() fails", 1)[0] if "REQUIRE() fails" in text else ""
+    found = _EVALUATING.findall(before)
+    label = lowered_module_label(lowered_module)
+    if not found:
+        return UnpredictableError(f"{said}; the reference model's log names no operator", delegate=label)
+    operator, tensor = found[-1]
+    return UnpredictableError(f"{said} at TOSA {operator} (output {tensor} of {label})", operator, tensor, label)
+
+
+_AT = re.compile(r" at TOSA ([A-Z0-9_]+) \(output (\S+) of (\S+)\)$")
+
+
+def refine_error(state: Lowering, info: ErrorInfo) -> ErrorInfo:
+    """An unpredictable run raised in the reference model, outside any pass: it fails at the FX node whose TOSA
+    operator's REQUIRE failed, as the delegate's record attributes that operator's output (stages/lower.py)."""
+    at = _AT.search(info.message) if info.root_cause_type == UnpredictableError.__name__ else None
+    if at is None:
+        return info
+    operator, tensor, label = at.groups()
+    delegate = next((d for d in state.delegates if d.name == label), None)
+    fx_node = next((op.get("fx_node") for op in (delegate.tosa_ops if delegate else ())
+                    if any(out.get("name") == tensor for out in op.get("outputs", ()))), None)
+    record = next((r for r in state.nodes if r.name == fx_node), None)
+    why = f"pass: none, the reference model's run of TOSA {operator} after lowering"
+    if record is None:
+        return dataclasses.replace(info, failing_unknown_reason=f"{why}; node: no record attributes {tensor}")
+    node = FailingNode(name=record.name, target=record.target, op="call_function",
+                       input_dtypes=record.input_dtypes, output_dtypes=record.output_dtypes)
+    return dataclasses.replace(info, failing_node=node, failing_unknown_reason=why)
+
+
+def fails_as(exc):
+    """What a failure of this stage makes of the case's numerics: `unpredictable` for TOSA_UNPREDICTABLE (the
+    specification defines no result), else core.outcomes' table (`reference_error`)."""
+    return Numerics.UNPREDICTABLE if isinstance(exc, UnpredictableError) else None
 
 
 def lowered_module_label(lowered_module) -> str:
@@ -168,4 +240,4 @@ def execute(edge_program, inputs, notes: list | None = None, runs: list | None =
     return flatten_outputs(out)
 
 
-STAGE = StageSpec(NAME, ANNOUNCE, run)
+STAGE = StageSpec(NAME, ANNOUNCE, run, fails_as=fails_as, refine_error=refine_error)

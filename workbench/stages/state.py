@@ -65,6 +65,7 @@ class Lowering:
     delegate_runs: list = field(default_factory=list)  # reference.DelegateRun of each delegate call, in order
     outputs: list = field(default_factory=list)  # OutputComparisons
     trace: list = field(default_factory=list)  # TraceRows of a traced case (stages/trace.py)
+    spec_check: Any = None  # core.spec_check.SpecCheck of the delegates' TOSA graphs (stages/spec_check.py)
     outcome: Outcome | None = None
     numerics: Numerics = Numerics.NOT_RUN
     notes: list[str] = field(default_factory=list)

@@ -270,7 +270,7 @@ class Explorer(widgets.VBox):
             self.summary_html.value = summary_html(result)
             why = status_reason(result)
             self.status.value = (f"<b>{html.escape(result.case_label)}</b>: "
-                                 f"outcome <b>{result.outcome.value}</b>, numerics <b>{result.numerics.value}</b>"
+                                 f"outcome <b>{result.outcome.value}</b>, {views.tables.verdict_html(result)}"
                                  + (f" — {why}" if why else ""))
             self.tabs.selected_index = opened
 
@@ -320,7 +320,7 @@ class Explorer(widgets.VBox):
         self.numerics_image.layout.display = None if png else "none"  # an empty image shows as a broken one
 
     def _render_tosa(self, result) -> None:
-        self.tosa_html.value = table_html(views.tosa_frame(result))
+        self.tosa_html.value = views.tables.spec_check_html(result) + table_html(views.tosa_frame(result))
 
     def _render_error(self, result) -> None:
         if result.error is None:

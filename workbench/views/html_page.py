@@ -17,8 +17,9 @@ from pathlib import Path
 from ..core.errors import WorkbenchError
 from ..stack import ethos_u
 from .graph.html import GRAPH_STYLE, graph_section
-from .tables import (figure_png, numerics_figure, numerics_frame, reasons_frame, reproduce_code, tosa_frame,
-                     trace_frame, VELA_LAYERS_NOTE, vela_frame, vela_note, vela_summary_frame)
+from .tables import (figure_png, numerics_figure, numerics_frame, reasons_frame, reproduce_code, spec_check_html,
+                     tosa_frame, trace_frame, VELA_LAYERS_NOTE, verdict_html, vela_frame, vela_note,
+                     vela_summary_frame)
 
 EXTENSIONS = (".html", ".htm")
 # Columns of free text, which wrap; every other cell stays on one line.
@@ -70,7 +71,6 @@ def result_page(result) -> str:
     """The page's HTML text."""
     esc = html.escape
     outcome = getattr(result.outcome, "value", result.outcome)
-    numerics = getattr(result.numerics, "value", result.numerics)
     sections = [("graph", "Partition graph", graph_section(result)), ("reasons", "Reasons", _reasons(result)),
                 ("numerics", "Numerics", _numerics(result)), ("tosa", "TOSA operators", _tosa(result)),
                 ("error", "Error", _error(result)), ("reproduce", "Reproduce", _reproduce(result))]
@@ -78,7 +78,7 @@ def result_page(result) -> str:
         sections.insert(4, ("vela", "Vela", _vela(result)))
     body = [f"<h1>{esc(result.case_label)}</h1>",
             f"<p class='wb-outcome'>policy <code>{esc(str(result.policy))}</code> · outcome <b>{esc(str(outcome))}</b>"
-            f" · numerics <b>{esc(str(numerics))}</b> · Arm backend {esc(result.arm_backend_label)}"
+            f" · {verdict_html(result)} · Arm backend {esc(result.arm_backend_label)}"
             + "".join(f" · transform pass <code>{esc(name)}</code>" for name in result.transform_passes) + "</p>",
             _versions(result),
             "<nav>" + "".join(f"<a href='#{key}'>{esc(title)}</a>" for key, title, _ in sections) + "</nav>"]
@@ -134,7 +134,8 @@ def _numerics(result) -> str:
 
 
 def _tosa(result) -> str:
-    return frame_html(tosa_frame(result), "No TOSA operators: nothing was lowered to a delegate.")
+    return spec_check_html(result) + frame_html(tosa_frame(result),
+                                                "No TOSA operators: nothing was lowered to a delegate.")
 
 
 def _vela(result) -> str:

@@ -182,5 +182,5 @@ def {name}():
     result = workbench.run_model(Program(), inputs, PROFILE, policy=POLICY{quantize}{dynamic})
     # root cause when found: {finding.root_cause.splitlines()[0] if finding.root_cause else "-"}
     assert result.outcome.value in ("delegated", "partial", "fallback"), result
-    assert result.numerics.value not in ("mismatch", "reference_error"), result
+    assert result.numerics.value not in ("mismatch", "reference_error", "unpredictable"), result
 '''

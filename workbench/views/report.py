@@ -119,7 +119,8 @@ def _counts(frame: pd.DataFrame) -> tuple[str, str]:
         names = [n for n in order if n in counts] + sorted(set(counts.index) - set(order))
         return ", ".join(f"{counts[n]} {n}" for n in names)
 
-    numerics_order = [Numerics.MATCH, Numerics.MISMATCH, Numerics.REFERENCE_ERROR, Numerics.NOT_RUN]
+    numerics_order = [Numerics.MATCH, Numerics.MISMATCH, Numerics.UNPREDICTABLE, Numerics.REFERENCE_ERROR,
+                      Numerics.NOT_RUN]
     return counted(frame["outcome"], list(OUTCOME_CODES)), counted(frame["numerics"], numerics_order)
 
 

@@ -3,8 +3,10 @@ these."""
 
 from __future__ import annotations
 
+import html
+
 from ..core.dtypes import INT32_MAX, INT32_MIN
-from ..core.outcomes import Outcome
+from ..core.outcomes import NUMERICS_COLOURS, Outcome
 from ..core.quantization import call_arguments
 from ..core.rows import result_row
 from ..core import vela
@@ -225,6 +227,27 @@ def tosa_frame(result):
         ],
         columns=["delegate", "step", "op", "node", "role", "inputs", "outputs"],
     )
+
+
+def verdict_html(result) -> str:
+    """`numerics <b>…</b> · TOSA specification <b>legal</b>`: the numerics in their colour
+    (core.outcomes.NUMERICS_COLOURS) and the specification check's verdict, its message as the title (what the
+    explorer's status line and a result's HTML page say)."""
+    value = getattr(result.numerics, "value", result.numerics)
+    colour = NUMERICS_COLOURS.get(value, "inherit")
+    text = f"numerics <b class='wb-numerics' style='color:{colour}'>{html.escape(str(value))}</b>"
+    check = result.spec_check
+    if check is not None:
+        text += (f" · TOSA specification <b class='wb-spec-check' title='{html.escape(check.one_line(), quote=True)}'>"
+                 f"{html.escape(check.verdict)}</b>")
+    return text
+
+
+def spec_check_html(result) -> str:
+    """The specification check's one line (core/spec_check.py), for the TOSA tab and section; "" when none ran."""
+    check = result.spec_check
+    return "" if check is None else (f"<p class='wb-spec-check'>TOSA specification check (tosa-opt, strict "
+                                     f"alignment): {html.escape(check.one_line())}</p>")
 
 
 def reproduce_code(result) -> str:
