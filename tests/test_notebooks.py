@@ -194,13 +194,21 @@ def test_teaching_exercises_test_the_learner(monkeypatch, tmp_path):
     for out in text["test-right"]:
         assert "✓ correct" in out and "✗" not in out, out
     assert len(text["test-wrong"]) == len(text["test-right"]) == len(text["check"]) == len(found)
+    # Section 4d: an int64 add beyond int32 on the ext-int64-lowering branch, in a process of its own.
+    shown = printed(executed)
+    for line in ("--arm-backend ext-int64-lowering --json", "Arm backend: ext-int64-lowering (installed executorch",
+                 "outcome: delegated | numerics: match", "the same: True; every output value the same: True",
+                 "the delegate's ADD: args_0 INT64, args_1 INT64, tosa_add_default INT64"):
+        assert line in shown, line
 
 
 @pytest.mark.slow
 def test_reviewer_walkthrough_runs_and_on_a_branch_diffs_it_against_the_installed_executorch(monkeypatch, tmp_path,
                                                                                                checkouts):
     """The walkthrough top to bottom, with a checkout given (its last section is skipped without one, and says so:
-    one `if`), diffing the branch against the installed executorch. Its first output is the verdict."""
+    one `if`), diffing the branch against the installed executorch. Its first output is the verdict. Section 5 sweeps
+    the named branches ext-int64-lowering and ext-int64-supportlist and reads what the change's list fixes, leaves
+    off and still lets fail."""
     checkout = checkouts.int64_check_always_branch(tmp_path / "executorch")
     monkeypatch.setenv("WORKBENCH_CHECKOUT", str(checkout))
     monkeypatch.delenv("WORKBENCH_ARM_BACKEND", raising=False)
@@ -219,3 +227,17 @@ def test_reviewer_walkthrough_runs_and_on_a_branch_diffs_it_against_the_installe
     assert "import check, after:  ok" in text
     for profile in ("TOSA-1.0+INT", "TOSA-1.1+INT", "TOSA-1.0+FP", "TOSA-1.1+FP"):  # the claim holds under each
         assert f"identical under {profile}: True" in text
+    # Section 5, the review in its own world: the change's list on ext-int64-supportlist against ext-int64-lowering.
+    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    (own_world,) = [cell for cell in code if "(a) the list fixes" in cell.source]
+    found = printed_by(own_world)
+    fixes, left_off, still = (found.split(f"({part}) ")[1].splitlines()[0] for part in "abc")
+    assert "cumsum" in fixes and "cat_int64_bool" in fixes and "cumsum" not in left_off, found
+    assert "eq" in left_off.split(": ")[1].split(", "), left_off
+    assert "clamp" in still and "cumsum" not in still, still
+    assert "fixed: True" in found, found
+    for case in ("slice_step2_int64", "where_int64_buffer", "cat_int64_bool", "cat_int64_int32"):  # as the thread says
+        assert f"{case} fallback" in found.split("the review cases on ext-int64-supportlist: ")[1].splitlines()[0], case
+    assert "TOSA 1.1 rows of CLAMP with a 64-bit type: 0" in found, found
+    (heatmap,) = [cell for cell in code if "plots.diff_heatmap(the_list" in cell.source]
+    assert pictures(heatmap) == 1 and "lowering_error -> fallback" in printed_by(heatmap)

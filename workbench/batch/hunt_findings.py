@@ -3,8 +3,10 @@
 The contract, for a policy (or an Arm backend) under a profile: a node the partitioner accepts must lower (a
 `lowering_error` or `vela_error` breaks it), what is delegated must compute what eager PyTorch computes by the
 yardstick that judges it (`mismatch`; `reference_error`: the reference model refused the TOSA graph;
-`unpredictable`: the delegate computes, on these values, what the TOSA specification leaves unpredictable), and
-nothing may crash or hang. Rejected nodes run on CPU, which is no finding. A program that fails before the partitioner
+`unpredictable`: the delegate computes, on these values, what the TOSA specification leaves unpredictable), every
+delegate's TOSA graph must be legal under the profile by the specification's strict alignment (`illegal_graph`:
+tosa-opt refused an operator or type the profile does not declare, core/spec_check.py), and nothing may crash or
+hang. Rejected nodes run on CPU, which is no finding. A program that fails before the partitioner
 decides anything (its export, or its conversion to edge) fails on its own: it is discarded and counted. A float
 output that only the workbench's dtype tolerance judged (no TOSA compliance mode: a chain of operators) in a
 delegate that accumulates (REDUCE_SUM, MATMUL, a convolution, AVG_POOL2D: what the conformance suite judges as
@@ -26,7 +28,7 @@ from dataclasses import dataclass, field
 
 from ..core.outcomes import Numerics, Outcome, is_quantize_dequantize
 from ..core.quantization import call_arguments
-from ..core.records import CaseResult
+from ..core.records import ArmBackend, CaseResult
 
 BROKEN_OUTCOMES = (Outcome.LOWERING_ERROR, Outcome.VELA_ERROR, Outcome.CRASHED, Outcome.TIMEOUT)
 BROKEN_NUMERICS = (Numerics.MISMATCH, Numerics.REFERENCE_ERROR, Numerics.UNPREDICTABLE)
@@ -47,6 +49,8 @@ def verdict(result: CaseResult) -> str | None:
         return f"discard: {stage or result.outcome.value}"
     if result.outcome in BROKEN_OUTCOMES:
         return result.outcome.value
+    if result.spec_check is not None and result.spec_check.legal is False:
+        return ILLEGAL_GRAPH  # what the profile does not allow was delegated, whatever it computed
     if result.numerics == Numerics.MISMATCH and _tolerance_beside_accumulation(result):
         return UNJUDGED
     if result.numerics in BROKEN_NUMERICS:
@@ -55,6 +59,7 @@ def verdict(result: CaseResult) -> str | None:
 
 
 UNJUDGED = "discard: float mismatch by the dtype tolerance alone, beside an accumulation"
+ILLEGAL_GRAPH = "illegal_graph"
 
 
 def _tolerance_beside_accumulation(result: CaseResult) -> bool:
@@ -96,17 +101,22 @@ def class_of(result: CaseResult) -> tuple[str, str, str, str, str]:
     contract."""
     kind = verdict(result) or ""
     error = result.error
+    if kind == ILLEGAL_GRAPH:
+        return kind, "", masked(result.spec_check.message), _delegated_targets(result), ""
     if kind == Numerics.MISMATCH.value or error is None:
         wrong = [o for o in result.outputs if not o.match]
         judged = "; ".join(sorted({f"{o.dtype}: {o.note}" if o.note else
                                    f"{o.dtype} outside {o.yardstick or 'tolerance'}" for o in wrong}))
-        delegated = "+".join(sorted({n.target for n in result.delegated_nodes if not is_quantize_dequantize(n.target)}))
-        return kind, "", masked(judged), delegated, ""
+        return kind, "", masked(judged), _delegated_targets(result), ""
     node = error.failing_node
     # a placeholder (an input, buffer or constant) came from no operator, whichever operator reads it
     origin = "" if node is None else node.op if node.op != "call_function" else node.origin_target or node.target
     cause = masked(f"{error.root_cause_type}: {error.root_cause}", node.name if node is not None else "")
     return kind, error.failing_pass or "", cause, origin, accepted_dtypes(result, origin)
+
+
+def _delegated_targets(result: CaseResult) -> str:
+    return "+".join(sorted({n.target for n in result.delegated_nodes if not is_quantize_dequantize(n.target)}))
 
 
 def _base_name(target: str) -> str:
@@ -190,12 +200,16 @@ class Finding:
         quantize = f" --quantization {self.result.quantization}" if self.result.quantization else ""
         model_quantize = call_arguments(self.result.quantization)
         by_name = policy in policies.names() or policy.endswith((".toml", ".yaml", ".yml"))
-        command = (f"workbench run finding.py --profile {self.result.profile} --policy {policy}{quantize}\n"
+        backend = ArmBackend.from_dict(self.result.arm_backend).rerun_argument if self.result.arm_backend else None
+        shell_backend = f" --arm-backend {backend}" if backend else ""
+        command = (f"workbench run finding.py --profile {self.result.profile} --policy {policy}{quantize}"
+                   f"{shell_backend}\n"
                    if by_name else f"# (policy {policy!r} is a Python object: register it, or pass it to run_model)\n")
         python_policy = repr(policy) if by_name else "policy"
         dynamic = ", dynamic_shapes" if self.program.dynamic else ""
+        use_backend = f"workbench.use_arm_backend({backend!r})  # first, in a new process\n" if backend else ""
         return (f"# save `source` as finding.py, then\n{command}"
-                f"# or, in Python:\n"
+                f"# or, in Python:\n{use_backend}"
                 f"from finding import Program, inputs{dynamic}\n"
                 f"workbench.run_model(Program(), inputs, {self.result.profile!r}, policy={python_policy}"
                 f"{model_quantize}{dynamic.replace(', dynamic_shapes', ', dynamic_shapes=dynamic_shapes')})")

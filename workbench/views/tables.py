@@ -8,6 +8,7 @@ import html
 from ..core.dtypes import INT32_MAX, INT32_MIN
 from ..core.outcomes import NUMERICS_COLOURS, Outcome
 from ..core.quantization import call_arguments
+from ..core.records import ArmBackend
 from ..core.rows import result_row
 from ..core import vela
 from ..core.text import SUMMARY_COLUMNS, node_tosa_text, placements, readable_reason
@@ -252,11 +253,10 @@ def spec_check_html(result) -> str:
 
 def reproduce_code(result) -> str:
     """The few lines of Python that give this result again (on the Arm backend that produced it)."""
-    backend = result.arm_backend or {}
-    checkout = backend.get("path") if backend.get("source") == "checkout" else None
+    other = ArmBackend.from_dict(result.arm_backend).rerun_argument if result.arm_backend else None
     setup = "import workbench\n" + (
-        f"workbench.use_arm_backend({checkout!r})  # {result.arm_backend_label}\n" if checkout else "")
-    shell_backend = f" --arm-backend {checkout}" if checkout else ""
+        f"workbench.use_arm_backend({other!r})  # {result.arm_backend_label}\n" if other else "")
+    shell_backend = f" --arm-backend {other}" if other else ""
     passes = f", transform_passes={list(result.transform_passes)!r}" if result.transform_passes else ""
     shell_passes = "".join(f" --transform-pass {name}" for name in result.transform_passes)
     shell_passes += f" --quantization {result.quantization}" if result.quantization else ""
