@@ -83,9 +83,20 @@ def test_doctor_lists_versions_backend_hooks_and_the_speed_levers(fresh_verdicts
     assert why.pop("deferred_code") == "on (in effect during workbench calls, in the workbench's own workers)"
     assert set(why.values()) == {"on (in effect during workbench calls)"}
     assert not any(lever["installed_now"] for lever in found["speed_levers"].values())  # no call runs
+    assert found["spec_check_tool"].startswith("tosa-opt ") and found["spec_check_tool"].endswith("tosa-opt")
     text = format_doctor(found)
     assert "Arm backend: installed executorch 1.5.1" in text
+    assert "TOSA specification check (strict alignment): tosa-opt " in text
     assert "WORKBENCH_PASS_CONSTRUCTION" in text and "patched during workbench calls only" in text
+
+
+def test_doctor_says_what_is_lost_without_tosa_opt_and_the_fix(monkeypatch, tmp_path):
+    from workbench.stack import doctor as doctor_module
+    from workbench.stack.tosa import spec_alignment
+
+    monkeypatch.setattr(spec_alignment, "program", lambda: None)
+    said = doctor_module._spec_check_tool()
+    assert said.startswith("missing: every result's spec_check is 'not checked'") and "TOSA_TOOLS_BIN_DIR" in said
 
 
 def test_a_graph_cache_that_is_no_cache_any_more_is_named_and_the_others_are_still_emptied(monkeypatch,
