@@ -226,3 +226,18 @@ def test_two_sweeps_writing_one_cache_at_once(tmp_path):
             json.loads(path.read_text())
     third = cli("sweep", *args[1:], "--out", str(tmp_path / "3.csv"), env=env)
     assert third.returncode == 0 and "(6 from the cache)" in third.stdout
+
+
+def test_a_preset_of_every_operator_goes_to_another_process_as_the_same_cases():
+    """int64-review names no operator (ops=None: every one); `workbench sweep` in the new process of a sweep on
+    another Arm backend must sweep the same cases (it refused: "say what to sweep")."""
+    from workbench.cli import _matrix, _parser
+
+    preset = Matrix.preset("int64-review")
+    parsed = _parser().parse_args(["sweep", *preset.to_arguments()])
+    again = _matrix(parsed)
+
+    def named(matrix):
+        return [(c.name, c.dtype, str(c.profile), c.policy.name) for c in matrix.cases()]
+
+    assert named(again) == named(preset)

@@ -80,8 +80,7 @@ class Matrix:
         support is skipped)."""
         from .. import catalogue  # here: a sweep answered from the cache never imports the catalogue's models
 
-        entries = [catalogue.get(op) for op in self.ops] if self.ops is not None else [
-            e for e in catalogue.entries() if e.family not in WHOLE_MODEL_FAMILIES]
+        entries = [catalogue.get(op) for op in self.ops] if self.ops is not None else self._every_operator()
         for dtype in self.dtypes or ():
             _dtypes.get(dtype)
         specs = [_profiles.parse(p) for p in self.profiles]
@@ -91,6 +90,13 @@ class Matrix:
         return [Case.of(op, dtype, spec, policy=policy, seed=self.seed, transform_passes=passes,
                         quantization=self.quantization if _dtypes.get(dtype).quantized else None, trace=self.trace)
                 for op, dtype in pairs for spec in specs for policy in chosen]
+
+    @staticmethod
+    def _every_operator():
+        """What `ops=None` stands for: every catalogue entry but the whole models."""
+        from .. import catalogue
+
+        return [e for e in catalogue.entries() if e.family not in WHOLE_MODEL_FAMILIES]
 
     def groups(self) -> dict[tuple[str, str], list[Case]]:
         """The cases by (operator, dtype): each group shares one export."""
@@ -133,9 +139,10 @@ class Matrix:
         """The matrix as `workbench sweep` options (the caller has checked `portable()`)."""
         arguments = ["--seed", str(self.seed), "--quantization", self.quantization]
         arguments += ["--trace"] if self.trace else []
-        for option in ("ops", "dtypes"):
-            if getattr(self, option) is not None:
-                arguments += [f"--{option}", *getattr(self, option)]
+        # the sweep command has no "every operator": ops=None is named operator by operator
+        arguments += ["--ops", *(self.ops if self.ops is not None else [e.name for e in self._every_operator()])]
+        if self.dtypes is not None:
+            arguments += ["--dtypes", *self.dtypes]
         arguments += ["--profiles", *(str(p) for p in self.profiles)]
         for name in self.policy_names():
             arguments += ["--policy", str(name)]
