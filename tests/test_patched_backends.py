@@ -144,6 +144,7 @@ def test_a_backend_that_is_neither_folder_branch_nor_patch_is_one_message(clean_
     assert not arm_backend.names_backend("TOSA-1.1+INT+int64") and arm_backend.names_backend("installed")
 
 
+@pytest.mark.slow
 def test_a_patch_changes_the_outcome_it_should(clean_env, tmp_path):
     """The INT support list without add.Tensor: add on int32 under TOSA-1.0+INT stays on CPU (it is delegated on
     the installed backend), and the result names the patch it ran on."""
