@@ -74,3 +74,21 @@ def test_the_reviewers_cases_fall_back_on_the_change_under_review(op):
     result = _outcomes(op, "ext-int64-supportlist")
     assert result["outcome"] == "fallback", result.get("error")
     assert result["arm_backend"]["branch"] == "ext-int64-supportlist"
+
+
+@pytest.mark.slow
+def test_on_the_lowering_branch_the_int64_catalogue_runs_beyond_int32_and_a_list_can_be_suggested(tmp_path):
+    """Every operator of `workbench ops --dtype int64` under TOSA-1.1+INT+int64 on ext-int64-lowering: int64 cases
+    delegate and match with values beyond int32, none fails to serialize int64, and suggest_allowlist has evidence
+    to name operators (on the installed release it names none)."""
+    import workbench
+
+    ops = [entry.name for entry in workbench.catalogue.entries("int64")]
+    matrix = workbench.Matrix(ops=ops, dtypes=["int64"], profiles=["TOSA-1.1+INT+int64"])
+    table = workbench.sweep(matrix, arm_backend="ext-int64-lowering", cache=tmp_path / "cache", progress=False)
+    assert (table.arm_backend.str.startswith("ext-int64-lowering (")).all()
+    beyond = table[(table.outcome == "delegated") & (table.numerics == "match") & (table.beyond_int32 > 0)]
+    assert len(beyond) >= 15, table[["op", "outcome", "numerics", "root_cause"]].to_string()
+    assert not table.root_cause.fillna("").str.contains("Unsupported type: torch.int64").any()
+    assert (table.spec_legal[table.outcome == "delegated"] == True).all()  # noqa: E712 (a column of objects)
+    assert len(workbench.suggest_allowlist(table).ops) >= 10
