@@ -55,25 +55,21 @@ def test_the_change_under_review_lists_the_operators_of_the_part2_policy():
 
 # --- the review's outcomes, on the real stack ------------------------------------------------------------------
 
-def _outcomes(op, backend, profile="TOSA-1.1+INT+int64", dtype="int64"):
-    done = subprocess.run([sys.executable, "-m", "workbench", "run", op, "--dtype", dtype, "--profile", profile,
-                           "--arm-backend", backend, "--json"], capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
+REVIEWERS_CASES = ("slice_step2_int64", "where_int64_buffer", "cat_int64_bool", "cat_int64_int32")
 
 
 @pytest.mark.slow
-def test_the_list_turns_cumsum_from_accepted_and_failing_into_fallback():
-    assert _outcomes("cumsum", "ext-int64-lowering")["outcome"] == "lowering_error"
-    assert _outcomes("cumsum", "ext-int64-supportlist")["outcome"] == "fallback"
+def test_the_change_under_review_turns_cumsum_and_the_reviewers_cases_into_fallback(tmp_path):
+    """On ext-int64-supportlist, cumsum (accepted and failing on ext-int64-lowering: the next test) and the
+    reviewers' cases are exported and fall back, nothing failing."""
+    import workbench
 
-
-@pytest.mark.slow
-@pytest.mark.parametrize("op", ["slice_step2_int64", "where_int64_buffer", "cat_int64_bool", "cat_int64_int32"])
-def test_the_reviewers_cases_fall_back_on_the_change_under_review(op):
-    result = _outcomes(op, "ext-int64-supportlist")
-    assert result["outcome"] == "fallback", result.get("error")
-    assert result["arm_backend"]["branch"] == "ext-int64-supportlist"
+    matrix = workbench.Matrix(ops=["cumsum", *REVIEWERS_CASES], dtypes=["int64"], profiles=["TOSA-1.1+INT+int64"])
+    table = workbench.sweep(matrix, arm_backend="ext-int64-supportlist", cache=tmp_path / "cache", progress=False)
+    assert dict(zip(table.op, table.outcome)) == {op: "fallback" for op in ("cumsum", *REVIEWERS_CASES)}
+    assert table.arm_backend.str.startswith("ext-int64-supportlist (").all()
+    guard = table.set_index("op").reason
+    assert all("EXT-INT64: int64 operand mixed with" in guard[op] for op in ("cat_int64_bool", "cat_int64_int32"))
 
 
 @pytest.mark.slow
@@ -87,6 +83,10 @@ def test_on_the_lowering_branch_the_int64_catalogue_runs_beyond_int32_and_a_list
     matrix = workbench.Matrix(ops=ops, dtypes=["int64"], profiles=["TOSA-1.1+INT+int64"])
     table = workbench.sweep(matrix, arm_backend="ext-int64-lowering", cache=tmp_path / "cache", progress=False)
     assert (table.arm_backend.str.startswith("ext-int64-lowering (")).all()
+    outcome = dict(zip(table.op, table.outcome))
+    # accepted, then failing: cumsum through DEPTHWISE_CONV2D, the reviewers' cases as they failed for them
+    assert {op: outcome[op] for op in ("cumsum", *REVIEWERS_CASES)} == dict.fromkeys(("cumsum", *REVIEWERS_CASES),
+                                                                                    "lowering_error")
     beyond = table[(table.outcome == "delegated") & (table.numerics == "match") & (table.beyond_int32 > 0)]
     assert len(beyond) >= 15, table[["op", "outcome", "numerics", "root_cause"]].to_string()
     assert not table.root_cause.fillna("").str.contains("Unsupported type: torch.int64").any()
