@@ -171,3 +171,12 @@ def test_a_patch_that_does_not_apply_is_exit_2_and_one_line_before_any_case_runs
                           timeout=120)
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.count("\n") == 1 and "bad.patch" in done.stderr and "hunk 1" in done.stderr
+
+
+def test_a_patch_that_changes_nothing_under_the_arm_backend_is_refused(clean_env, tmp_path):
+    """A diff made inside backends/arm (paths a/tosa/...) would otherwise build the base unchanged."""
+    inside = tmp_path / "inside.patch"
+    inside.write_text("--- a/tosa/mapping.py\n+++ b/tosa/mapping.py\n@@ -1 +1 @@\n-a\n+b\n")
+    with pytest.raises(ArmBackendError, match=r"inside\.patch changes no file under backends/arm \(it changes "
+                                              r"tosa/mapping\.py\): make the diff from executorch's root"):
+        arm_backend.resolve_folder(f"installed+{inside}")

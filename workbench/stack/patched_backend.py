@@ -76,13 +76,18 @@ def _applied(base_folder: Path, spec: PatchedSpec) -> tuple[dict[str, str | None
     for patch in spec.patches:
         text = patch.read_text()
         ignored = []
-        for file_patch in unified_diff.parse(text, patch.name):
+        file_patches = unified_diff.parse(text, patch.name)
+        for file_patch in file_patches:
             if not file_patch.path.startswith(ARM_PREFIX):
                 ignored.append(file_patch.path)
                 continue
             name = file_patch.path[len(ARM_PREFIX):]
             current = changed[name] if name in changed else _read(base_folder / name)
             changed[name] = unified_diff.apply(file_patch, current)
+        if len(ignored) == len(file_patches):  # a diff made from another folder would change nothing
+            raise WorkbenchError(f"{patch.name} changes no file under backends/arm (it changes {', '.join(ignored)}): "
+                                 f"make the diff from executorch's root, so that its paths read "
+                                 f"a/backends/arm/... and b/backends/arm/...")
         if ignored:
             warnings.warn(f"{patch.name}: ignored its changes to {len(ignored)} file(s) outside backends/arm: "
                           f"{', '.join(ignored)}", PatchWarning, stacklevel=4)
