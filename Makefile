@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup run review test test-fast test-browser bench bench-quick arm-tests clean
+.PHONY: setup run review test test-fast test-browser bench bench-quick arm-tests findings clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -56,6 +56,11 @@ bench-quick: setup
 # executorch's whole Arm test tree read as cases and run on 2 workers: data/arm-tests.csv, data/arm-tests-unread.csv.
 arm-tests: setup
 	$(BIN)/python scripts/arm_tests_table.py
+
+# The counterexample hunt on the installed executorch release under each target, 300 s each on 2 workers:
+# data/executorch-findings.csv and .md.
+findings: setup
+	$(BIN)/python scripts/executorch_findings.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache

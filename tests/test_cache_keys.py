@@ -122,7 +122,7 @@ def test_every_module_that_computes_results_is_in_the_key(package_copy):
                   "stages/quantize.py", "stack/tosa/conformance.py",
                   # what judges a traced tensor, and the words of a node's reason
                   "stages/trace.py", "stages/trace_match.py", "stages/trace_expectation.py", "stages/trace_scales.py",
-                  "stages/trace_layout.py", "stages/partition.py", "policies/reasons.py",
+                  "stages/trace_layout.py", "stages/trace_folded.py", "stages/partition.py", "policies/reasons.py",
                   # the inputs each stage runs on, and how executorch's Arm tests become cases
                   "stages/state.py", "stages/reference.py", "stack/arm_tests/census.py",
                   "stack/arm_tests/capture.py", "stack/arm_tests/record.py", "pipeline/case.py",

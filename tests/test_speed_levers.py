@@ -1,5 +1,6 @@
 """The speed levers (workbench/stack/levers/): each one's switch and guard, patched during workbench calls only, and
-the whole catalogue giving the same outcome, partition decisions and TOSA flatbuffers with each lever on and off."""
+the whole catalogue with every lever on giving the same outcome, partition decisions and TOSA flatbuffers as each
+operator lowered again with every lever off and with single levers off."""
 
 import json
 import os
@@ -669,48 +670,86 @@ def test_remembered_parameter_names_are_inspect_own_and_follow_a_changed_functio
 
 PROFILES = ("TOSA-1.0+INT", "TOSA-1.0+FP")
 OPERATORS = catalogue.names()
-# Besides every case with every lever on, each operator's cases are lowered once more: with every lever off, or
-# with one lever alone off, in turn over the catalogue, so that no case is lowered more than twice and each of these
-# states is the second one of at least eight operators (checked below). The two states without the decomposition
-# cache take several times as long as the others, so they take two operators in seven and the other levers share
-# the rest. Where the two lowerings differ, the single levers name which one does it.
-SLOW_STATES = [tuple(LEVERS), ("decomposition_cache",)]
-# deferred_code is off alone in no operator's run (nine states would leave some with seven): it is off in the every-
-# lever-off state, and the sweep test above compares workers that defer with workers that do not.
-FAST_STATES = [(name,) for name in LEVERS if name not in ("decomposition_cache", "deferred_code")]
+EVERY_LEVER = tuple(LEVERS)
+# Every case of the catalogue is lowered with every lever on. Each operator is lowered again with every lever off:
+# one of its cases, an architecture's every case (the largest graphs: the most passes, recompiles, provenance
+# chains and observers). And each lever alone off takes two operators in eight, one case each; histogram_search a
+# quantized case where the operator has one, the only kind it acts on. Each state's cases are dealt in turn, so
+# they go round the dtypes and both profiles (checked below). Where every lever off changes a result, each lever
+# alone off names which one does it.
+ALONE = [(name,) for name in LEVERS]
+ALONE_PER_OPERATOR = 2
 
 
-def second_state(op: str) -> tuple[str, ...]:
-    index = OPERATORS.index(op)
-    if index % 7 < len(SLOW_STATES):
-        return SLOW_STATES[index % 7]
-    return FAST_STATES[(index - index // 7 * len(SLOW_STATES)) % len(FAST_STATES)]
+def cases_of(op: str) -> list[tuple[str, str, str]]:
+    return [(op, dtype, profile) for dtype in catalogue.get(op).dtypes for profile in PROFILES]
 
 
-def test_every_lever_is_off_alone_and_all_are_off_together_for_at_least_eight_operators():
-    counts = {state: sum(second_state(op) == state for op in OPERATORS) for state in SLOW_STATES + FAST_STATES}
-    assert min(counts.values()) >= 8, counts
+def lowered_again() -> dict[str, list[tuple[tuple[str, str, str], tuple[str, ...]]]]:
+    """operator -> its lowerings besides every lever on: (case, the levers off)."""
+    turns = {state: 0 for state in [EVERY_LEVER, *ALONE]}
+
+    def dealt(state, pool, slot=0):  # the slot: two states dealt to one operator take two of its cases
+        turns[state] += 1
+        return pool[(turns[state] - 1 + slot) % len(pool)], state
+
+    plan = {}
+    for index, op in enumerate(OPERATORS):
+        cases = cases_of(op)
+        if catalogue.get(op).family == "architecture":
+            plan[op] = [(case, EVERY_LEVER) for case in cases]
+        else:
+            plan[op] = [dealt(EVERY_LEVER, cases)]
+        for slot in range(ALONE_PER_OPERATOR):
+            state = ALONE[(index * ALONE_PER_OPERATOR + slot) % len(ALONE)]
+            quantized = [case for case in cases if case[1] == "qint8"] if state == ("histogram_search",) else []
+            plan[op].append(dealt(state, quantized or cases, slot))
+    return plan
+
+
+LOWERED_AGAIN = lowered_again()
+
+
+def test_every_operator_is_lowered_with_every_lever_off_and_each_lever_alone_off_for_sixteen_in_both_profiles():
+    by_state = {}
+    for op, again in LOWERED_AGAIN.items():
+        assert [state for _, state in again].count(EVERY_LEVER) >= 1, op
+        for case, state in again:
+            by_state.setdefault(state, []).append(case)
+    assert set(by_state) == {EVERY_LEVER, *ALONE}
+    every_dtype = {dtype for op in OPERATORS for dtype in catalogue.get(op).dtypes}
+    assert {dtype for _, dtype, _ in by_state[EVERY_LEVER]} == every_dtype
+    for state, cases in by_state.items():
+        assert {profile for *_, profile in cases} == set(PROFILES), state
+        assert len({op for op, *_ in cases}) >= 16, state
+    assert sum(dtype == "qint8" for _, dtype, _ in by_state[("histogram_search",)]) >= 10
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("op", OPERATORS)
 def test_the_whole_catalogue_is_identical_with_each_lever_on_and_off(op, assert_consistent, comparable, monkeypatch):
-    """Also the whole-catalogue run of the suite: every result, in both lever states, is internally consistent.
-    This process defers GraphModule code as a worker does (deferred_code acts in workers only)."""
+    """Also the whole-catalogue run of the suite: every case with every lever on, and every case lowered again with
+    levers off, is internally consistent. This process defers GraphModule code as a worker does (deferred_code
+    acts in workers only)."""
     monkeypatch.setattr(deferred_code.DEFERRING, "here", True)
-    cases = [(op, dtype, profile) for dtype in catalogue.get(op).dtypes for profile in PROFILES]
 
-    def lowered(chosen, off) -> list:
+    def lowered(case, off) -> dict:
         with levers.switched(True), levers.switched(False, only=off):
-            found = [workbench.run_case(*case) for case in chosen]
-        for result in found:
-            assert_consistent(result)
-        return [comparable(result) for result in found]
+            result = workbench.run_case(*case)
+        assert_consistent(result)
+        return comparable(result)
 
-    off = second_state(op)
-    order = [(), off] if OPERATORS.index(op) % 2 else [off, ()]  # neither always meets the other's leftovers
-    seen = {state: lowered(cases, state) for state in order}
-    for index, case in enumerate(cases):
-        if seen[off][index] != seen[()][index]:
-            culprits = [name for name in off if lowered([case], (name,))[0] != seen[()][index]]
+    def every_lever_on():
+        return {case: lowered(case, ()) for case in cases_of(op)}
+
+    def again():
+        return [(case, off, lowered(case, off)) for case, off in LOWERED_AGAIN[op]]
+
+    if OPERATORS.index(op) % 2:  # neither always meets the other's leftovers
+        on, seen = every_lever_on(), again()
+    else:
+        seen, on = again(), every_lever_on()
+    for case, off, found in seen:
+        if found != on[case]:
+            culprits = [name for name in off if lowered(case, (name,)) != on[case]]
             pytest.fail(f"{case}: levers off {off} change the result; alone: {culprits or 'none (together only)'}")

@@ -1,23 +1,32 @@
 """The counterexample hunt: programs nobody listed, drawn, run, judged by the partitioner's contract, grouped by
-class, shrunk to a reviewable module and confirmed by a fresh rerun.
+class, shrunk to a reviewable module and confirmed by a fresh rerun, worst first.
 
     matrix = workbench.Matrix(dtypes=["int64"], profiles=["TOSA-1.1+INT+int64"], policies=["ext-int64-first-draft"])
-    found = workbench.hunt(matrix, budget=600)          # programs drawn from matrix.seed
-    found.stats                      # programs generated, discarded, run, per outcome
-    for finding in found.findings:   # one shrunk representative per class, with its count
-        print(finding.label, finding.count)
+    found = workbench.hunt(matrix, budget=600)          # programs drawn from matrix.seed, 600 s in all
+    found.stats                      # programs generated, discarded, run, per outcome; replayed, fixed
+    for finding in found.findings:   # one shrunk representative per class, worst first, with its count
+        print(finding.label, finding.count, finding.variants)
         print(workbench.to_pytest(finding))
 
 Programs come from catalogue/program_draws.py, reproducible from (seed, index); each runs under every profile x
 policy of the matrix as a model case (Case.of_program) on the worker pool, through the result cache (a program is
-keyed by its source), so a rerun with the same seed is fast and, with a budget of programs, the same. The contract
-and the classes are hunt_findings.py's, shrinking hunt_shrink.py's. With `against` (a policy, or a profile such as
-the same profile without an extension) a program is a finding only where that baseline holds the contract.
+keyed by its source), so a rerun with the same seed is fast and, with a budget of programs, the same. Before any
+draw, the classes an earlier hunt of the same backend and space found are replayed (hunt_examples.py). The contract
+is hunt_contract.py's, the classes hunt_findings.py's, shrinking hunt_shrink.py's. With `against` (a policy, or a
+profile such as the same profile without an extension) a program is a finding only where that baseline holds the
+contract.
+
+A budget of seconds is the hunt's whole wall time. The search stops when what is left is what the classes found so
+far need (SHRINK_RUNS runs each at the speed the search measured, and a fresh rerun each), but keeps at least half
+the budget (SHRINK_SHARE); each class, worst first, then shrinks until its share of what is left runs out. A class
+whose share ran out is reported with the smallest program that got there, confirmed but `shrunk=False`.
 """
 
 from __future__ import annotations
 
+import math
 import time
+from collections import Counter
 from dataclasses import replace
 
 from ..catalogue.program_draws import checked, draw_program
@@ -25,8 +34,10 @@ from ..core.errors import WorkbenchError
 from ..core.outcomes import COMPILE_FAILURES, Numerics
 from ..pipeline.case import Case
 from ..stack.call_scope import scoped
-from .hunt_findings import Finding, HuntResult, HuntStats, class_label, class_of, compute_nodes, verdict, worse
-from .hunt_runner import Runner, run_elsewhere
+from .hunt_examples import Examples
+from .hunt_findings import (ClassKey, Finding, HuntResult, HuntStats, Variants, class_of, member_label, member_size,
+                            ordered, severity, variants_of, verdict, worse)
+from .hunt_runner import Elsewhere, Runner
 from .hunt_space import HuntSpace
 from .hunt_shrink import shrink
 from .matrix import Matrix
@@ -35,6 +46,8 @@ from .progress import ProgressBar
 PROGRAMS_PER_WORKER = 8  # programs drawn per worker before each batch runs
 # A program is a few small operators: one that runs a minute has hung, and a hunt's budget is minutes.
 CASE_TIMEOUT_SECONDS = 60.0
+SHRINK_SHARE = 0.5  # at most this share of a budget is kept from the search for shrinking and confirming
+SHRINK_RUNS = 40  # about the runs a class's shrinking takes: what the search keeps time for, per class
 
 
 def _so_far(stats: HuntStats) -> dict:
@@ -42,19 +55,76 @@ def _so_far(stats: HuntStats) -> dict:
     return {"run": stats.run, "findings": stats.broke, "classes": stats.classes}
 
 
-@scoped
+class _Clock:
+    """The hunt's budget (None: a number of programs, no deadline) and the speed of a case as the search measured
+    it, from which the search knows when to stop and each class how long it may shrink."""
+
+    def __init__(self, start: float, budget: float | None, workers: int, baseline: bool):
+        self.start = start
+        self.budget, self.workers, self.baseline = budget, workers, baseline
+        self.deadline = None if budget is None else self.start + budget
+        self.case_seconds, self._cases, self._seconds = None, 0, 0.0  # one case's wall time on one worker
+
+    def left(self) -> float:
+        return math.inf if self.deadline is None else self.deadline - time.perf_counter()
+
+    def measured(self, cases: int, seconds: float) -> None:
+        self._cases, self._seconds = self._cases + cases, self._seconds + seconds
+        if self._cases:
+            self.case_seconds = self._seconds * self.workers / self._cases
+
+    def confirming(self, classes: int) -> float:
+        """Seconds the fresh reruns of `classes` take (and their baselines')."""
+        rounds = (math.ceil(classes / self.workers) + 1) * (2 if self.baseline else 1)
+        return rounds * (self.case_seconds or 0.0)
+
+    def reserve(self, classes: int) -> float:
+        """Seconds kept from the search for `classes` found so far."""
+        per_class = SHRINK_RUNS * (self.case_seconds or 0.0) / self.workers
+        return min(SHRINK_SHARE * self.budget, classes * per_class + self.confirming(classes))
+
+    def programs_to_draw(self, classes: int, most: int, cases_per_program: int) -> int:
+        """How many programs the next batch draws: `most`, fewer when the search's time ends sooner, none when it
+        has ended."""
+        if self.deadline is None:
+            return most
+        searching = self.left() - self.reserve(classes)
+        if searching <= 0:
+            return 0
+        if self.case_seconds is None:
+            return min(most, 2 * self.workers)  # a first, small batch measures the speed
+        fit = int(searching * self.workers / (self.case_seconds * cases_per_program))
+        return max(min(most, fit), min(most, self.workers))
+
+    def shrink_deadline(self, classes_left: int, classes: int, chunk: int) -> float | None:
+        """When the next of `classes_left` classes starts its last batch of `chunk` shrinking runs: that batch ends
+        within an equal share of what is left after the fresh reruns of all `classes`."""
+        if self.deadline is None:
+            return None
+        share = (self.left() - self.confirming(classes)) / classes_left
+        return time.perf_counter() + share - chunk * (self.case_seconds or 0.0) / self.workers
+
+
 def hunt(matrix: Matrix, *, budget: float = 60.0, programs: int | None = None, against=None,
          workers: int | None = None, cache=True, scheduler: str | None = None, progress: bool = True) -> HuntResult:
-    """Draw programs over the matrix's dtypes, run each under its profiles x policies, and return the contract's
-    findings (one shrunk, confirmed representative per class, with its count) and what the hunt did (`.stats`).
+    """Replay what an earlier hunt of the same found, draw programs over the matrix's dtypes, run each under its
+    profiles x policies, and return the contract's findings, worst first (one confirmed representative per class,
+    shrunk, with its count and variants), and what the hunt did (`.stats`).
 
-    The programs are drawn from `matrix.seed` (Matrix(..., seed=1) draws others). budget: seconds of search
-    (shrinking and confirming come after it); programs: a number of programs to draw instead (then the hunt is the
-    same on every rerun). against: a policy, or a profile (e.g. the same without an
-    extension): report only what is worse than under it. cache: True (the default folder), False, or a folder.
-    scheduler: a Dask scheduler's address to run the programs on a cluster instead of local workers (`workers`:
-    the programs drawn per batch then count the cluster as that many workers).
+    The programs are drawn from `matrix.seed` (Matrix(..., seed=1) draws others). budget: the hunt's whole wall
+    time in seconds, shrinking and confirming included (see the module docstring); programs: a number of programs
+    to draw instead (then the hunt is the same on every rerun and every class is shrunk fully). against: a policy,
+    or a profile (e.g. the same without an extension): report only what is worse than under it. cache: True (the
+    default folder), False (nothing read or kept, nothing replayed), or a folder. scheduler: a Dask scheduler's
+    address to run the programs on a cluster instead of local workers (`workers`: the programs drawn per batch then
+    count the cluster as that many workers).
     """
+    started = time.perf_counter()  # the budget counts from here: loading the stack and starting workers too
+    return _hunt(matrix, budget, programs, against, workers, cache, scheduler, progress, started)
+
+
+@scoped
+def _hunt(matrix, budget, programs, against, workers, cache, scheduler, progress, started) -> HuntResult:
     space = HuntSpace(matrix, against)
     if programs is None and not (isinstance(budget, (int, float)) and budget > 0):
         raise WorkbenchError(f"a hunt's budget is a positive number of seconds, got {budget!r} (or give programs=N)")
@@ -66,37 +136,43 @@ def hunt(matrix: Matrix, *, budget: float = 60.0, programs: int | None = None, a
         check_address(scheduler)
         serializable([policy for _, policy in space.pairs])
     runner, stats = Runner(cache, workers, CASE_TIMEOUT_SECONDS, scheduler), HuntStats()
-    classes = _search(space, runner, stats, budget, programs, progress)
+    examples = Examples(cache, space)
+    clock = _Clock(started, budget if programs is None else None, runner.size, bool(space.baseline or space.backend))
+    classes = _search(space, runner, stats, clock, programs, progress, examples.programs())
     start = time.perf_counter()
-    elsewhere = _Elsewhere(space, workers, cache)
+    elsewhere = Elsewhere(space, workers, cache)
     classes = elsewhere.worse(classes, stats)
-    bar = ProgressBar(progress, len(classes), "shrink", "class")
-    findings = []
-    for key, members in classes.items():
-        findings.append(_finding(space, runner, stats, key, members))
-        bar.advance(1, _so_far(stats))
-    bar.close()
-    stats.unconfirmed = findings.count(None)
-    findings = _merged(elsewhere.kept(runner, [f for f in findings if f is not None], classes))
+    stats.fixed = examples.fixed({(r.profile, r.policy, key) for key, members in classes.items() for _, r in members})
+    findings = _findings(space, runner, stats, classes, clock, progress)
+    findings = _merged(elsewhere.kept(runner, findings, classes))
     stats.shrink_seconds = time.perf_counter() - start
-    stats.classes = len(findings)
+    stats.classes, stats.shrunk = len(findings), sum(f.shrunk for f in findings)
     stats.cases, stats.cached = runner.cases, runner.cached
-    findings.sort(key=lambda f: (f.kind, -f.count, f.label))
+    findings = ordered(findings)
+    examples.remember(findings)
     return HuntResult(findings, stats, space.describe())
 
 
-def _search(space: HuntSpace, runner: Runner, stats: HuntStats, budget: float, programs: int | None,
-            progress: bool) -> dict:
-    """Draw and run programs until the budget is spent; the contract's breaks by class, in order found."""
+def _search(space: HuntSpace, runner: Runner, stats: HuntStats, clock: _Clock, programs: int | None,
+            progress: bool, replay: list) -> dict:
+    """Replay `replay`, then draw and run programs until the clock or the count says stop; the contract's breaks
+    by class, in order found."""
     start = time.perf_counter()
-    classes: dict[tuple, list] = {}
-    seen: set[str] = set()
+    classes: dict[ClassKey, list] = {}
+    seen = {program.digest for program in replay}
+    stats.replayed = len(replay)
+    if replay:
+        _classify(classes, stats, start, _judged(space, runner, stats, replay, counted=False))
     bar = ProgressBar(progress, programs, "hunt", "program")
-    index = 0
-    batch_size = PROGRAMS_PER_WORKER * runner.size
-    while (index < programs) if programs is not None else (time.perf_counter() - start < budget):
+    index, most = 0, PROGRAMS_PER_WORKER * runner.size
+    cases_per_program = len(space.pairs) * (2 if space.baseline else 1)
+    ran, blocks = set(), Counter()
+    while programs is None or index < programs:
+        wanted = clock.programs_to_draw(len(classes), most, cases_per_program)
+        if wanted == 0:
+            break
         batch = []
-        while len(batch) < batch_size and (programs is None or index < programs):
+        while len(batch) < wanted and (programs is None or index < programs):
             program = draw_program(space.seed, index, space.dtypes, dynamic=space.dynamic)
             index += 1
             stats.generated += 1
@@ -107,37 +183,66 @@ def _search(space: HuntSpace, runner: Runner, stats: HuntStats, budget: float, p
                 continue
             seen.add(program.digest)
             batch.append(program)
-        broke = _judged(space, runner, stats, batch)
-        for program, result in broke:
-            key = class_of(result)
-            if key not in classes:
-                stats.first_seconds[class_label(key)] = time.perf_counter() - start
-            classes.setdefault(key, []).append((program, result))
-        stats.classes = len(classes)
+        began = time.perf_counter()
+        broke = _judged(space, runner, stats, batch, ran=ran, blocks=blocks)
+        clock.measured(len(batch) * cases_per_program, time.perf_counter() - began)
+        _classify(classes, stats, start, broke)
         bar.advance(len(batch), _so_far(stats))
     bar.close()
     stats.search_seconds = time.perf_counter() - start
+    _cover(stats, space, ran, blocks)
     return classes
 
 
-def _judged(space: HuntSpace, runner: Runner, stats: HuntStats, batch: list) -> list:
+def _classify(classes: dict, stats: HuntStats, start: float, broke: list) -> None:
+    for program, result in broke:
+        stats.first_seconds.setdefault(member_label(result), time.perf_counter() - start)
+        classes.setdefault(class_of(result), []).append((program, result))
+    stats.classes = len(classes)
+
+
+def _cover(stats: HuntStats, space: HuntSpace, targets: set, blocks: Counter) -> None:
+    """The claimed operators the programs that ran reached, and why the others were not."""
+    from ..catalogue.vocabulary import coverage
+
+    stats.drawn_ops, stats.never_drawn = coverage(targets, blocks, profiles=[p.name for p, _ in space.pairs])
+
+
+def _judged(space: HuntSpace, runner: Runner, stats: HuntStats, batch: list, *, counted: bool = True,
+            ran: set | None = None, blocks: Counter | None = None) -> list:
     """Run `batch`; the (program, result) pairs that break the contract (and where there is a baseline, hold it
-    there)."""
+    there), a mismatch's result traced. counted=False (a replay): left out of the programs run and their outcomes;
+    `ran`, `blocks`: the operators and building blocks of the programs that ran, added to."""
     groups = [space.cases(program) for program in batch]
     broken = []
     for program, results in zip(batch, runner.run(groups)):
         kinds = [verdict(r) for r in results]
         if all(k is not None and k.startswith("discard") for k in kinds):
-            stats.discarded[kinds[0]] += 1
+            stats.discarded[kinds[0]] += counted
             continue
-        stats.run += 1
+        stats.run += counted
+        if ran is not None:
+            ran.update(n.target for r in results for n in r.nodes)
+            blocks.update(step.block for step in program.steps)
         for result, kind in zip(results, kinds):
-            stats.outcomes[f"{result.outcome.value}/{result.numerics.value}"] += 1
+            stats.outcomes[f"{result.outcome.value}/{result.numerics.value}"] += counted
             if kind is not None and not kind.startswith("discard"):
                 broken.append((program, result))
-    kept = _against_baseline(space, runner, broken)
+    kept = _traced(runner, _against_baseline(space, runner, broken))
     stats.broke += len(kept)
     return kept
+
+
+def _traced(runner: Runner, broken: list) -> list:
+    """`broken` with each mismatch rerun traced, so that its class names the first diverging node's operator."""
+    wanted = [i for i, (_, r) in enumerate(broken) if verdict(r) == Numerics.MISMATCH.value and not r.case.trace]
+    if not wanted:
+        return broken
+    traced = list(broken)
+    for i, (rerun,) in zip(wanted, runner.run([[broken[i][1].case.replace(trace=True)] for i in wanted])):
+        if verdict(rerun) == Numerics.MISMATCH.value:
+            traced[i] = (broken[i][0], rerun)
+    return traced
 
 
 def _against_baseline(space: HuntSpace, runner: Runner, broken: list, *, fresh: bool = False) -> list:
@@ -147,122 +252,107 @@ def _against_baseline(space: HuntSpace, runner: Runner, broken: list, *, fresh: 
     return [(p, r) for (p, r), (b,) in zip(broken, baselines) if worse(r, b)]
 
 
-def _same_way(key: tuple):
+def _same_way(key: ClassKey):
     """Whether a result fails as the class `key` does: a mismatch by kind and yardstick (its operators may shrink
     away), any other break by its whole class."""
     def same(result) -> bool:
-        found = class_of(result) if verdict(result) == key[0] else None
+        found = class_of(result) if verdict(result) == key.kind else None
         if found is None:
             return False
-        return found[:3] == key[:3] if key[0] == Numerics.MISMATCH.value else found == key
+        if key.kind == Numerics.MISMATCH.value:
+            return (found.failing_pass, found.cause) == (key.failing_pass, key.cause)
+        return found == key
 
     return same
 
 
-def _finding(space: HuntSpace, runner: Runner, stats: HuntStats, key: tuple, members: list) -> Finding | None:
-    """The class's smallest member shrunk, rerun fresh (traced for a mismatch) and, for a lowering error, searched
-    for its culprits; None when the rerun does not break the contract again."""
-    first = members[0][0]
-    program, result = min(members, key=lambda m: (compute_nodes(m[1]), m[0].size()))
+def _findings(space: HuntSpace, runner: Runner, stats: HuntStats, classes: dict, clock: _Clock,
+              progress: bool) -> list[Finding]:
+    """Each class, worst first, shrunk within its share of the clock, then all rerun fresh at once (traced for a
+    mismatch); the confirmed ones as findings, a lowering error's with its culprits while time is left."""
+    order = sorted(classes.items(), key=lambda item: (severity(item[0].kind), -len(item[1])))
+    bar = ProgressBar(progress, len(order), "shrink", "class")
+    shrunk = []
+    for position, (key, members) in enumerate(order):
+        deadline = clock.shrink_deadline(len(order) - position, len(order), 2 * runner.size)
+        program, result = min(members, key=member_size)
+        finished = False
+        if deadline is None or deadline > time.perf_counter():
+            evaluate = _evaluator(space, runner, key, result, clock)
+            program, result, runs, finished = shrink(program, result, _same_way(key), evaluate,
+                                                     chunk=2 * runner.size, deadline=deadline)
+            stats.shrink_runs += runs
+        shrunk.append((key, members, program, result, finished))
+        bar.advance(1, _so_far(stats))
+    bar.close()
+    findings = _confirmed(space, runner, stats, shrunk)
+    return [_with_culprits(f) if clock.left() > 2 * (clock.case_seconds or 0.0) else f for f in findings]
+
+
+def _evaluator(space: HuntSpace, runner: Runner, key: ClassKey, result, clock: _Clock):
+    """The shrinker's `evaluate`: candidates run under the representative's profile and policy; where there is a
+    baseline, one that fails the same way counts only when the baseline holds (None otherwise)."""
     same = _same_way(key)
-    baseline_of = space.baseline_case if space.baseline else None
 
     def evaluate(candidates):
         cases = [[Case.of_program(c, result.case.profile, policy=result.case.policy,
                                   quantization=space.quantization)] for c in candidates]
+        began = time.perf_counter()
         results = [r for (r,) in runner.run(cases)]
-        if baseline_of is None:
+        clock.measured(len(cases), time.perf_counter() - began)
+        if not space.baseline:
             return results
         held = _against_baseline(space, runner, [(c, r) for c, r in zip(candidates, results) if same(r)])
         kept = {id(r) for _, r in held}
         return [r if id(r) in kept or not same(r) else None for r in results]
 
-    program, result, runs = shrink(program, result, same, evaluate, chunk=2 * runner.size)
-    stats.shrink_runs += runs
-    case = Case.of_program(program, result.case.profile, policy=result.case.policy, quantization=space.quantization,
-                           trace=result.numerics == Numerics.MISMATCH)
-    (rerun,), = runner.run([[case]], fresh=True)
-    baseline = None
-    if baseline_of is not None:
-        (baseline,), = runner.run([[baseline_of(case)]], fresh=True)
-    confirmed = worse(rerun, baseline) and same(rerun)
-    if not confirmed:
-        return None
-    culprits = None
-    if rerun.outcome in COMPILE_FAILURES and rerun.delegated_nodes:
-        from .culprits import find_culprits
-
-        try:
-            culprits = find_culprits(rerun)
-        except WorkbenchError:
-            culprits = None
-    return Finding(class_of(rerun), program, rerun, len(members), first, confirmed, baseline, culprits)
+    return evaluate
 
 
-class _Elsewhere:
-    """The baseline on another Arm backend (space.backend), run in a new process: a class is kept when one of its
-    smallest members (CHECKED_PER_CLASS) is worse than there, and a finding keeps its shrunk program when that is
-    worse than there too, else its smallest member that is."""
+def _confirmed(space: HuntSpace, runner: Runner, stats: HuntStats, shrunk: list) -> list[Finding]:
+    """The shrunk representatives rerun fresh together (and their baselines): those that break the contract the
+    same way again as findings; the others counted as unconfirmed."""
+    cases = [Case.of_program(program, result.case.profile, policy=result.case.policy,
+                             quantization=space.quantization, trace=result.numerics == Numerics.MISMATCH)
+             for _, _, program, result, _ in shrunk]
+    reruns = [r for (r,) in runner.run([[case] for case in cases], fresh=True)] if cases else []
+    baselines = [None] * len(reruns)
+    if space.baseline and reruns:
+        baselines = [b for (b,) in runner.run([[space.baseline_case(case)] for case in cases], fresh=True)]
+    findings = []
+    for (key, members, program, _, finished), rerun, baseline in zip(shrunk, reruns, baselines):
+        if not (worse(rerun, baseline) and _same_way(key)(rerun)):
+            stats.unconfirmed += 1
+            continue
+        variants = Variants()
+        for _, member in members:
+            variants |= variants_of(member)
+        findings.append(Finding(class_of(rerun), program, rerun, len(members), members[0][0], True, baseline,
+                                variants=variants | variants_of(rerun), shrunk=finished))
+    return findings
 
-    CHECKED_PER_CLASS = 4
 
-    def __init__(self, space: HuntSpace, workers, cache):
-        self.space, self.workers, self.cache = space, workers, cache
-        self.baselines: dict[str, object] = {}  # program digest -> its result on the other backend
+def _with_culprits(finding: Finding) -> Finding:
+    """A lowering error's finding with the accepted nodes whose keeping on CPU lets it lower."""
+    if finding.result.outcome not in COMPILE_FAILURES or not finding.result.delegated_nodes:
+        return finding
+    from .culprits import find_culprits
 
-    def _run(self, pairs: list) -> list:
-        """The baselines of (program, result) pairs, in order."""
-        items = [(program, result.profile, result.policy, self.space.quantization) for program, result in pairs]
-        found = run_elsewhere(self.space.backend, items, workers=self.workers, cache=self.cache) if items else []
-        for (program, _), baseline in zip(pairs, found):
-            self.baselines[program.digest] = baseline
-        return found
-
-    def worse(self, classes: dict, stats: HuntStats) -> dict:
-        if self.space.backend is None:
-            return classes
-        smallest = {key: sorted(members, key=lambda m: (compute_nodes(m[1]), m[0].size()))[:self.CHECKED_PER_CLASS]
-                    for key, members in classes.items()}
-        pairs = [pair for members in smallest.values() for pair in members]
-        baselines = iter(self._run(pairs))
-        kept = {}
-        for key, members in smallest.items():
-            worse_members = [m for m in members if worse(m[1], next(baselines))]
-            if worse_members:
-                kept[key] = worse_members + [m for m in classes[key] if m not in members]
-        stats.broke = sum(len(members) for members in kept.values())
-        return kept
-
-    def kept(self, runner: Runner, findings: list[Finding], classes: dict) -> list[Finding]:
-        if self.space.backend is None:
-            return findings
-        baselines = self._run([(f.program, f.result) for f in findings])
-        chosen = []
-        for finding, baseline in zip(findings, baselines):
-            if worse(finding.result, baseline):
-                chosen.append(replace(finding, baseline=baseline))
-                continue
-            members = [m for m in classes.get(finding.key, ()) if m[0].digest in self.baselines
-                       and worse(m[1], self.baselines[m[0].digest])]
-            if members:
-                program, _ = members[0]
-                (rerun,), = runner.run([[Case.of_program(program, finding.result.case.profile,
-                                                         policy=finding.result.case.policy,
-                                                         quantization=self.space.quantization)]], fresh=True)
-                if worse(rerun, self.baselines[program.digest]):
-                    chosen.append(replace(finding, program=program, result=rerun,
-                                          baseline=self.baselines[program.digest]))
-        return chosen
+    try:
+        return replace(finding, culprits=find_culprits(finding.result))
+    except WorkbenchError:
+        return finding
 
 
 def _merged(findings: list[Finding]) -> list[Finding]:
     """Findings whose shrunk representatives fall in one class, as one (the smallest, the counts added)."""
-    by_key: dict[tuple, Finding] = {}
+    by_key: dict[ClassKey, Finding] = {}
     for finding in findings:
         held = by_key.get(finding.key)
         if held is None:
             by_key[finding.key] = finding
             continue
         smaller = min((held, finding), key=lambda f: (f.compute_nodes, f.program.size()))
-        by_key[finding.key] = replace(smaller, count=held.count + finding.count)
+        by_key[finding.key] = replace(smaller, count=held.count + finding.count,
+                                      variants=held.variants | finding.variants)
     return list(by_key.values())

@@ -1,23 +1,11 @@
-"""What the counterexample hunt concludes: the partitioner's contract, classes of findings, and their record.
+"""What the counterexample hunt concludes: classes of findings, worst first, and their record (the contract that
+judges each result: hunt_contract.py).
 
-The contract, for a policy (or an Arm backend) under a profile: a node the partitioner accepts must lower (a
-`lowering_error` or `vela_error` breaks it), what is delegated must compute what eager PyTorch computes by the
-yardstick that judges it (`mismatch`; `reference_error`: the reference model refused the TOSA graph;
-`unpredictable`: the delegate computes, on these values, what the TOSA specification leaves unpredictable), every
-delegate's TOSA graph must be legal under the profile by the specification's strict alignment (`illegal_graph`:
-tosa-opt refused an operator or type the profile does not declare, core/spec_check.py), and nothing may crash or
-hang. Rejected nodes run on CPU, which is no finding. A program that fails before the partitioner
-decides anything (its export, or its conversion to edge) fails on its own: it is discarded and counted. A float
-output that only the workbench's dtype tolerance judged (no TOSA compliance mode: a chain of operators) in a
-delegate that accumulates (REDUCE_SUM, MATMUL, a convolution, AVG_POOL2D: what the conformance suite judges as
-dot products, whose allowed error grows with their length) is not judged either: the dtype tolerance does not
-allow for the accumulation the specification allows, so such a mismatch is counted, not reported.
-
-A class is (kind, failing pass, root cause with its numbers masked, the operator the failing node came from, the
-input dtypes the partitioner accepted that operator's node with), so two operators failing in one TOSA operator (a
-CONCAT made from `cat`, another from a strided slice) are two classes, and so are a `cat` accepted on int64 and
-int32 and one accepted on uniform int64 whose int32 operand a later pass made. A mismatch's class names the
-yardstick and the delegated operators instead.
+A class is one cause: (kind, failing pass, root cause with dtypes, shapes, names and numbers masked, the operator
+the failing node came from without its overload), so two operators failing in one TOSA operator (a CONCAT made from
+`cat`, another from a strided slice) are two classes, while one cause met on other dtypes, shapes or overloads is
+one class that lists them (`Variants`). A mismatch's class names the yardstick and the operator of the first
+diverging node (a traced result), else the delegated operators. Findings are listed worst first (`Severity`).
 """
 
 from __future__ import annotations
@@ -26,93 +14,158 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ..core.outcomes import Numerics, Outcome, is_quantize_dequantize
+from ..core.outcomes import Numerics, is_quantize_dequantize
 from ..core.quantization import call_arguments
 from ..core.records import ArmBackend, CaseResult
+# the contract is read beside the classes: its names are here too
+from .hunt_contract import ILLEGAL_GRAPH, SEVERITY, Severity, severity, verdict, worse  # noqa: F401
 
-BROKEN_OUTCOMES = (Outcome.LOWERING_ERROR, Outcome.VELA_ERROR, Outcome.CRASHED, Outcome.TIMEOUT)
-BROKEN_NUMERICS = (Numerics.MISMATCH, Numerics.REFERENCE_ERROR, Numerics.UNPREDICTABLE)
-# stages before the partitioner decides: a failure there is the program's own (discarded, not a finding)
-OWN_FAILURE_STAGES = ("eager", "quantize", "export", "to_edge")
 _NUMBER = re.compile(r"\d+")
-# dtype names keep their widths: int64 and int32 are two classes
-_DTYPE_WORD = re.compile(r"(?<![A-Za-z])(?:u?int|b?float|complex)\d+(?:_[a-z0-9]+)?")
+# a dtype as torch, TOSA or a profile's extension spells it: masked in a class's cause, listed in its variants
+_DTYPE_WORD = re.compile(r"(?<![A-Za-z0-9_])(?:torch\.)?(?:(?:u?int|b?float|complex|INT|FP|BF|UINT|bf|fp)\d+"
+                         r"(?:_[a-z0-9]+)?|bool|BOOL)(?![A-Za-z0-9_])")
+# a shape: (1, 1), (1,), [2, 3], torch.Size([2, 3]), ()
+_SHAPE = re.compile(r"torch\.Size\(\[[-\d,\s]*\]\)|(?<![A-Za-z0-9_])[(\[]\s*-?\d+\s*(?:,\s*-?\d+\s*)*,?\s*[)\]]|"
+                    r"(?<=shape=)\(\)")
 
 
-def verdict(result: CaseResult) -> str | None:
-    """The contract's word on one result: the kind of break ("lowering_error", "mismatch", ...), None when it
-    holds, or "discard: <why>" when the program failed on its own before the partitioner decided or its numbers
-    cannot be judged (see the module docstring)."""
-    stage = result.error.stage if result.error is not None else None
-    if result.outcome == Outcome.EXPORT_ERROR or (result.outcome == Outcome.LOWERING_ERROR
-                                                  and stage in OWN_FAILURE_STAGES):
-        return f"discard: {stage or result.outcome.value}"
-    if result.outcome in BROKEN_OUTCOMES:
-        return result.outcome.value
-    if result.spec_check is not None and result.spec_check.legal is False:
-        return ILLEGAL_GRAPH  # what the profile does not allow was delegated, whatever it computed
-    if result.numerics == Numerics.MISMATCH and _tolerance_beside_accumulation(result):
-        return UNJUDGED
-    if result.numerics in BROKEN_NUMERICS:
-        return result.numerics.value
-    return None
-
-
-UNJUDGED = "discard: float mismatch by the dtype tolerance alone, beside an accumulation"
-ILLEGAL_GRAPH = "illegal_graph"
-
-
-def _tolerance_beside_accumulation(result: CaseResult) -> bool:
-    from ..stack.tosa import conformance
-
-    wrong = [o for o in result.outputs if not o.match]
-    if not wrong or any(o.note or not o.dtype.startswith(("float", "bfloat")) or o.yardstick.startswith("TOSA")
-                        for o in wrong):
-        return False  # a dtype or shape that differs, an integer, or a compliance mode's verdict is judged
-    return any(conformance.accumulates(op) for delegate in result.delegates for op in delegate.tosa_op_names)
-
-
-def worse(result: CaseResult, baseline: CaseResult | None) -> bool:
-    """Whether `result` breaks the contract where `baseline` (None: no baseline) holds it."""
-    kind = verdict(result)
-    if kind is None or kind.startswith("discard"):
-        return False
-    return baseline is None or verdict(baseline) is None
-
-
-def masked(text: str, node: str = "") -> str:
-    """`text` with its numbers as # (dtype widths kept) and the failing node's own name as <node>."""
-    text = text or ""
-    if node:
-        text = text.replace(node, "<node>")
-    words = _DTYPE_WORD.findall(text)
-    text = _NUMBER.sub("#", _DTYPE_WORD.sub("\0", text))
-    for word in words:
-        text = text.replace("\0", word, 1)
-    return text
+def masked(text: str, names=()) -> str:
+    """`text` with its shapes as <shape>, dtypes as <dtype>, the graph's node names (`names`) as <node> and other
+    numbers as #: what stays is the cause."""
+    text = _SHAPE.sub("<shape>", text or "")
+    text = _DTYPE_WORD.sub("<dtype>", text)
+    for name in sorted({n for n in names if n}, key=len, reverse=True):
+        text = re.sub(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", "<node>", text)
+    return _NUMBER.sub("#", text)
 
 
 def compute_nodes(result: CaseResult) -> int:
     return sum(not is_quantize_dequantize(node.target) for node in result.nodes)
 
 
-def class_of(result: CaseResult) -> tuple[str, str, str, str, str]:
-    """(kind, failing pass, root cause masked, origin operator, accepted input dtypes) of a result that breaks the
-    contract."""
+def member_size(member: tuple) -> tuple:
+    """How small a (program, result) member of a class is: compute nodes, then the program's size."""
+    program, result = member
+    return compute_nodes(result), program.size()
+
+
+def without_overload(target: str) -> str:
+    """aten.eq of aten.eq.Tensor; a name that is no operator (a placeholder's) as it is."""
+    return target.rsplit(".", 1)[0] if target.count(".") >= 2 else target
+
+
+@dataclass(frozen=True)
+class ClassKey:
+    """What makes two counterexamples one class: one cause."""
+
+    kind: str  # the contract's verdict: "mismatch", "lowering_error", "illegal_graph", ...
+    failing_pass: str = ""  # "" when none
+    cause: str = ""  # the root cause, masked (see `masked`)
+    origin: str = ""  # the origin operator without its overload ("aten.permute_copy"), "" when none
+
+
+@dataclass(frozen=True)
+class Variants:
+    """What varied within a class, each value once, in the order first seen."""
+
+    dtypes: tuple[str, ...] = ()  # accepted input dtypes of the origin operator's node ("int64,int32", ...)
+    shapes: tuple[str, ...] = ()  # the shapes its message named ("(1, 1)", ...)
+    overloads: tuple[str, ...] = ()  # the origin operator with its overload ("aten.eq.Tensor", "aten.eq.Scalar")
+
+    def __or__(self, other: "Variants") -> "Variants":
+        return Variants(*(tuple(dict.fromkeys(mine + theirs)) for mine, theirs in
+                          ((self.dtypes, other.dtypes), (self.shapes, other.shapes),
+                           (self.overloads, other.overloads))))
+
+    def to_dict(self) -> dict:
+        return {"dtypes": list(self.dtypes), "shapes": list(self.shapes), "overloads": list(self.overloads)}
+
+    def __str__(self) -> str:
+        parts = [f"{name} {' | '.join(values)}" for name, values in
+                 (("dtypes", self.dtypes), ("shapes", self.shapes), ("overloads", self.overloads)) if values]
+        return "; ".join(parts)
+
+
+def _judged(result: CaseResult) -> str:
+    wrong = [o for o in result.outputs if not o.match]
+    return "; ".join(sorted({f"{o.dtype}: {o.note}" if o.note else f"{o.dtype} outside {o.yardstick or 'tolerance'}"
+                             for o in wrong}))
+
+
+def _diverging_target(result: CaseResult) -> str:
+    """The operator of the first diverging node of a traced result; "" when untraced or not found."""
+    divergence = result.first_divergence
+    if divergence is None or divergence.fx_node is None:
+        return ""
+    return next((n.target for n in result.nodes if n.name == divergence.fx_node), "")
+
+
+def _origin_target(result: CaseResult) -> str:
+    """The origin operator with its overload (several joined by +, sorted), "" when none."""
     kind = verdict(result) or ""
     error = result.error
     if kind == ILLEGAL_GRAPH:
-        return kind, "", masked(result.spec_check.message), _delegated_targets(result), ""
+        return _illegal_operator_targets(result) or _delegated_targets(result)
     if kind == Numerics.MISMATCH.value or error is None:
-        wrong = [o for o in result.outputs if not o.match]
-        judged = "; ".join(sorted({f"{o.dtype}: {o.note}" if o.note else
-                                   f"{o.dtype} outside {o.yardstick or 'tolerance'}" for o in wrong}))
-        return kind, "", masked(judged), _delegated_targets(result), ""
+        return _diverging_target(result) or _delegated_targets(result)
     node = error.failing_node
     # a placeholder (an input, buffer or constant) came from no operator, whichever operator reads it
-    origin = "" if node is None else node.op if node.op != "call_function" else node.origin_target or node.target
-    cause = masked(f"{error.root_cause_type}: {error.root_cause}", node.name if node is not None else "")
-    return kind, error.failing_pass or "", cause, origin, accepted_dtypes(result, origin)
+    return "" if node is None else node.op if node.op != "call_function" else node.origin_target or node.target
+
+
+_ILLEGAL_TOSA_OP = re.compile(r"'tosa\.(\w+)' op illegal")
+
+
+def _illegal_operator_targets(result: CaseResult) -> str:
+    """The delegated nodes that became the TOSA operator the specification check refused (by the Arm backend's
+    record of which TOSA operators each node became), "" when the message or the record does not say."""
+    found = _ILLEGAL_TOSA_OP.search(result.spec_check.message or "")
+    if found is None:
+        return ""
+    refused = found.group(1).upper()
+    return "+".join(sorted({n.target for n in result.delegated_nodes if refused in (n.tosa_ops or ())}))
+
+
+def cause_text(result: CaseResult) -> str:
+    """The root cause of a result that breaks the contract, as it was: real digits, dtypes and names."""
+    kind = verdict(result) or ""
+    error = result.error
+    if kind == ILLEGAL_GRAPH:
+        return result.spec_check.message
+    if kind == Numerics.MISMATCH.value or error is None:
+        return _judged(result)
+    return f"{error.root_cause_type}: {error.root_cause}"
+
+
+def class_of(result: CaseResult) -> ClassKey:
+    """The class of a result that breaks the contract."""
+    error = result.error
+    names = [n.name for n in result.nodes]
+    if error is not None and error.failing_node is not None:
+        names.append(error.failing_node.name)
+    origin = "+".join(sorted({without_overload(t) for t in _origin_target(result).split("+") if t}))
+    return ClassKey(verdict(result) or "", (error.failing_pass or "") if error is not None else "",
+                    masked(cause_text(result), names), origin)
+
+
+def variants_of(result: CaseResult) -> Variants:
+    """The dtypes, shapes and overloads of one result's class member."""
+    origin = _origin_target(result)
+    dtypes = accepted_dtypes(result, origin).split(" | ") if "+" not in origin else []
+    shapes = tuple(dict.fromkeys(_SHAPE.findall(cause_text(result))))
+    overloads = tuple(t for t in origin.split("+") if t.count(".") >= 2)
+    return Variants(tuple(d for d in dtypes if d), shapes, overloads)
+
+
+def member_label(result: CaseResult) -> str:
+    """One member's class with its real message and accepted dtypes: what `HuntStats.first_seconds` keys on, so each
+    variant's first time is found by its words."""
+    key = class_of(result)
+    origin = _origin_target(result) or "?"
+    where = f" in {key.failing_pass}" if key.failing_pass else ""
+    dtypes = accepted_dtypes(result, origin) if "+" not in origin else ""
+    on = f" (accepted on {dtypes})" if dtypes else ""
+    return f"{key.kind}{where} from {origin}{on}: {cause_text(result)}"
 
 
 def _delegated_targets(result: CaseResult) -> str:
@@ -135,47 +188,48 @@ def accepted_dtypes(result: CaseResult, origin: str) -> str:
     return " | ".join(found)
 
 
-def class_label(key: tuple) -> str:
-    kind, failing_pass, cause, origin, accepted = key
-    where = f" in {failing_pass}" if failing_pass else ""
-    on = f" (accepted on {accepted})" if accepted else ""
-    return f"{kind}{where} from {origin or '?'}{on}: {cause}"
-
-
 @dataclass(frozen=True)
 class Finding:
-    """One class of counterexamples: its shrunk, confirmed representative and how many programs fell in it."""
+    """One class of counterexamples: its shrunk, confirmed representative, how many programs fell in it and what
+    varied among them."""
 
-    key: tuple  # class_of: (kind, failing pass, root cause masked, origin operator, accepted input dtypes)
-    program: object  # the shrunk catalogue.program.Program
+    key: ClassKey
+    program: object  # the shrunk catalogue.program.Program (the smallest member when not shrunk)
     result: CaseResult  # the fresh rerun that confirmed it (result.case: its Case; traced for a mismatch)
     count: int  # programs of the hunt in this class
     first: object  # the first program found in it, before shrinking
     confirmed: bool  # the fresh rerun broke the contract the same way
     baseline: CaseResult | None = None  # the same program under the baseline, when the hunt had one
     culprits: object = None  # batch.culprits.CulpritSearch of a lowering error, when searched
+    variants: Variants = Variants()
+    shrunk: bool = True  # False: the budget ran out before its shrinking finished (`program`: the smallest reached)
 
     @property
     def kind(self) -> str:
-        return self.key[0]
+        return self.key.kind
 
     @property
     def failing_pass(self) -> str:
-        return self.key[1]
+        return self.key.failing_pass
 
     @property
     def origin_op(self) -> str:
-        return self.key[3]
+        """The representative's origin operator, with its overload (`key.origin` is without)."""
+        return _origin_target(self.result) or self.key.origin
+
+    @property
+    def severity(self) -> Severity:
+        return severity(self.kind)
 
     @property
     def accepted_dtypes(self) -> str:
-        return self.key[4]
+        return " | ".join(self.variants.dtypes)
 
     @property
     def root_cause(self) -> str:
         if self.result.error is not None:
             return self.result.error.root_cause
-        return self.key[2]
+        return cause_text(self.result)
 
     @property
     def compute_nodes(self) -> int:
@@ -189,7 +243,9 @@ class Finding:
 
     @property
     def label(self) -> str:
-        return class_label(self.key)
+        """The class as a reader sees it: the representative's real message (the key masks it)."""
+        where = f" in {self.failing_pass}" if self.failing_pass else ""
+        return f"{self.kind}{where} from {self.origin_op or '?'}: {cause_text(self.result)}"
 
     def reproduce(self) -> str:
         """The lines that rerun it: the source saved as a file, then `workbench run` or `run_model` (the command
@@ -219,7 +275,8 @@ class Finding:
         return {
             "kind": self.kind, "outcome": self.result.outcome.value, "numerics": self.result.numerics.value,
             "failing_pass": self.failing_pass or None, "root_cause": self.root_cause, "origin_op": self.origin_op,
-            "accepted_dtypes": self.accepted_dtypes or None,
+            "accepted_dtypes": self.accepted_dtypes or None, "variants": self.variants.to_dict(),
+            "severity": self.severity.name.lower(), "shrunk": self.shrunk,
             "failing_node": (self.result.error.failing_node.describe()
                              if self.result.error and self.result.error.failing_node else None),
             "first_divergence": divergence.label() if divergence else None,
@@ -235,43 +292,62 @@ class Finding:
         }
 
     def __str__(self) -> str:
-        head = f"{self.label} ({self.count} program{'s' * (self.count != 1)}, {self.compute_nodes} compute nodes)"
+        seen = f"; {self.variants}" if str(self.variants) else ""
+        not_shrunk = ", not shrunk" if not self.shrunk else ""
+        head = (f"{self.label} ({self.count} program{'s' * (self.count != 1)}, {self.compute_nodes} compute nodes"
+                f"{not_shrunk}{seen})")
         return f"{head}\n{self.program.source()}"
+
+
+def ordered(findings: list) -> list:
+    """Findings worst first (`Severity`), then by how many programs fell in each: the order of a hunt's result, its
+    JSON, its text and its report."""
+    return sorted(findings, key=lambda f: (f.severity, -f.count, f.label))
 
 
 @dataclass
 class HuntStats:
-    """What the hunt did: programs generated, discarded (by reason), run, and per outcome; its time."""
+    """What the hunt did: programs replayed, generated, discarded (by reason), run, and per outcome; the operators
+    drawn; its time."""
 
     generated: int = 0
     discarded: Counter = field(default_factory=Counter)
-    run: int = 0
+    run: int = 0  # drawn programs run (replayed ones are counted in `replayed` only)
     cases: int = 0
     cached: int = 0
     outcomes: Counter = field(default_factory=Counter)  # "delegated/match", "lowering_error/not_run", ...
     broke: int = 0  # programs that broke the contract (worse than the baseline, with one)
     classes: int = 0
     unconfirmed: int = 0  # classes whose shrunk representative's fresh rerun did not fail the same way (dropped)
+    shrunk: int = 0  # classes whose shrinking finished before their share of the budget ran out
+    replayed: int = 0  # programs of an earlier hunt's classes run before any draw (hunt_examples.py)
+    fixed: list = field(default_factory=list)  # labels of an earlier hunt's classes that no longer reproduce
+    drawn_ops: list = field(default_factory=list)  # the edge operators of the programs that ran
+    never_drawn: dict = field(default_factory=dict)  # operator -> why the vocabulary cannot draw it
     search_seconds: float = 0.0
     shrink_seconds: float = 0.0
     shrink_runs: int = 0
-    first_seconds: dict = field(default_factory=dict)  # class label -> seconds into the search it was first seen
+    first_seconds: dict = field(default_factory=dict)  # member_label -> seconds into the search it was first seen
 
     def to_dict(self) -> dict:
         return {"generated": self.generated, "discarded": sum(self.discarded.values()),
                 "discarded_by_reason": dict(self.discarded), "run": self.run, "cases": self.cases,
                 "cached": self.cached, "outcomes": dict(self.outcomes), "broke_contract": self.broke,
-                "classes": self.classes, "unconfirmed": self.unconfirmed,
-                "search_seconds": round(self.search_seconds, 2),
+                "classes": self.classes, "unconfirmed": self.unconfirmed, "shrunk": self.shrunk,
+                "replayed": self.replayed, "fixed": list(self.fixed), "drawn_ops": list(self.drawn_ops),
+                "never_drawn": dict(self.never_drawn), "search_seconds": round(self.search_seconds, 2),
                 "shrink_seconds": round(self.shrink_seconds, 2), "shrink_runs": self.shrink_runs,
                 "first_seconds": {k: round(v, 2) for k, v in self.first_seconds.items()}}
 
     def __str__(self) -> str:
         outcomes = ", ".join(f"{k} {v}" for k, v in self.outcomes.most_common())
-        return (f"{self.generated} programs generated, {sum(self.discarded.values())} discarded, {self.run} run "
-                f"({self.cached} of {self.cases} cases from the cache): {outcomes}; {self.broke} broke the contract "
-                f"in {self.classes} classes ({self.unconfirmed} not confirmed by a fresh rerun); search "
-                f"{self.search_seconds:.0f} s, shrinking {self.shrink_seconds:.0f} s ({self.shrink_runs} runs)")
+        replayed = f"{self.replayed} replayed from earlier hunts ({len(self.fixed)} classes fixed since), " \
+            if self.replayed else ""
+        return (f"{replayed}{self.generated} programs generated, {sum(self.discarded.values())} discarded, "
+                f"{self.run} run ({self.cached} of {self.cases} cases from the cache): {outcomes}; {self.broke} broke "
+                f"the contract in {self.classes} classes ({self.unconfirmed} not confirmed by a fresh rerun, "
+                f"{self.classes - self.shrunk} not shrunk fully); search {self.search_seconds:.0f} s, shrinking "
+                f"{self.shrink_seconds:.0f} s ({self.shrink_runs} runs)")
 
 
 @dataclass
@@ -286,6 +362,7 @@ class HuntResult:
 
     def __str__(self) -> str:
         lines = [self.description, str(self.stats), ""]
+        lines += [f"fixed since the last hunt: {label}" for label in self.stats.fixed] + [""] * bool(self.stats.fixed)
         for number, finding in enumerate(self.findings, 1):
             lines += [f"[{number}] {finding}", ""]
         return "\n".join(lines).rstrip() + "\n"

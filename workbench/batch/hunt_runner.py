@@ -4,7 +4,7 @@ Arm backend, in a new process (the baseline of a hunt on a branch).
 A process keeps the Arm backend it imported (stack/arm_backend.py), so the other side of `hunt(against=
 "installed")` on a checkout, or of a checkout against the installed backend, runs in a child started with that
 backend in WORKBENCH_ARM_BACKEND. It reads (program, profile, policy name, quantization) items as JSON and prints
-each result as JSON; policies go by name, as to any other process.
+each result as JSON; policies go by name, as to any other process. `Elsewhere` is a hunt's baseline there.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from ..core.records import result_from_dict
 from ..pipeline.case import Case
 from ..stack.arm_backend import ENV_VAR
 from .cache import CaseKeys, ResultCache
+from .hunt_findings import member_size, worse
 
 _MARK = "workbench-hunt-results: "
 _CHILD = "from workbench.batch.hunt_runner import serve; serve()"
@@ -105,3 +106,59 @@ def serve() -> None:
         return [result for (result,) in Runner(data["cache"], data["workers"], None).run(cases)]
 
     print(_MARK + json.dumps([result.to_dict() for result in work()]))
+
+
+class Elsewhere:
+    """The baseline on another Arm backend (space.backend), run in a new process: a class is kept when one of its
+    smallest members (CHECKED_PER_CLASS) is worse than there, and a finding keeps its shrunk program when that is
+    worse than there too, else its smallest member that is."""
+
+    CHECKED_PER_CLASS = 4
+
+    def __init__(self, space, workers, cache):
+        self.space, self.workers, self.cache = space, workers, cache
+        self.baselines: dict[str, object] = {}  # program digest -> its result on the other backend
+
+    def _run(self, pairs: list) -> list:
+        """The baselines of (program, result) pairs, in order."""
+        items = [(program, result.profile, result.policy, self.space.quantization) for program, result in pairs]
+        found = run_elsewhere(self.space.backend, items, workers=self.workers, cache=self.cache) if items else []
+        for (program, _), baseline in zip(pairs, found):
+            self.baselines[program.digest] = baseline
+        return found
+
+    def worse(self, classes: dict, stats) -> dict:
+        if self.space.backend is None:
+            return classes
+        smallest = {key: sorted(members, key=member_size)[:self.CHECKED_PER_CLASS]
+                    for key, members in classes.items()}
+        pairs = [pair for members in smallest.values() for pair in members]
+        baselines = iter(self._run(pairs))
+        kept = {}
+        for key, members in smallest.items():
+            worse_members = [m for m in members if worse(m[1], next(baselines))]
+            if worse_members:
+                kept[key] = worse_members + [m for m in classes[key] if m not in members]
+        stats.broke = sum(len(members) for members in kept.values())
+        return kept
+
+    def kept(self, runner: Runner, findings: list, classes: dict) -> list:
+        if self.space.backend is None:
+            return findings
+        baselines = self._run([(f.program, f.result) for f in findings])
+        chosen = []
+        for finding, baseline in zip(findings, baselines):
+            if worse(finding.result, baseline):
+                chosen.append(replace(finding, baseline=baseline))
+                continue
+            members = [m for m in classes.get(finding.key, ()) if m[0].digest in self.baselines
+                       and worse(m[1], self.baselines[m[0].digest])]
+            if members:
+                program, _ = members[0]
+                (rerun,), = runner.run([[Case.of_program(program, finding.result.case.profile,
+                                                         policy=finding.result.case.policy,
+                                                         quantization=self.space.quantization)]], fresh=True)
+                if worse(rerun, self.baselines[program.digest]):
+                    chosen.append(replace(finding, program=program, result=rerun,
+                                          baseline=self.baselines[program.digest]))
+        return chosen

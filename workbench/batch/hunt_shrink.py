@@ -6,12 +6,15 @@ a new input of its value's shape and dtype), shrink a size of the leaves (one le
 size, so broadcasting partners shrink together), simplify a fill (towards zeros), make a buffer or constant a
 plain input, drop a dynamic dim. Proposals whose eager run fails are dropped; the rest run (through the result
 cache, in parallel) smallest first, and the first that fails the same way (`same`) and is smaller by
-(compute nodes, Program.size) becomes the current program. It stops when no proposal is, or after MAX_ROUNDS.
+(compute nodes, Program.size) becomes the current program. It stops when no proposal is, after MAX_ROUNDS, or at
+its deadline (then what it reached is not minimal: `Shrunk.finished` is False).
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
+from typing import NamedTuple
 
 from ..catalogue.program import FILLS, Leaf, Program
 from ..catalogue.program_draws import checked
@@ -97,14 +100,23 @@ def _measure(program: Program, result) -> tuple:
     return (compute_nodes(result), *program.size())
 
 
-def shrink(program: Program, result, same, evaluate, *, chunk: int = 4,
-           rounds: int = MAX_ROUNDS) -> tuple[Program, object, int]:
-    """(the smallest program found, its result, runs made). `same(result)`: it still fails the same way;
-    `evaluate(programs)`: their results, in order (None for one that could not be made), `chunk` at a time."""
+class Shrunk(NamedTuple):
+    program: Program  # the smallest program found
+    result: object  # its result
+    runs: int  # programs run to find it
+    finished: bool  # no smaller proposal failed the same way (False: the deadline cut it short)
+
+
+def shrink(program: Program, result, same, evaluate, *, chunk: int = 4, rounds: int = MAX_ROUNDS,
+           deadline: float | None = None) -> Shrunk:
+    """`same(result)`: it still fails the same way; `evaluate(programs)`: their results, in order (None for one that
+    could not be made), `chunk` at a time; `deadline`: a time.perf_counter() after which no more are run."""
     runs = 0
     for _ in range(rounds):
         better, candidates, current = None, _candidates(program), _measure(program, result)
         for start in range(0, len(candidates), chunk):
+            if deadline is not None and time.perf_counter() >= deadline:
+                return Shrunk(program, result, runs, False)
             batch = candidates[start:start + chunk]
             runs += len(batch)
             better = next(((c, r) for c, r in zip(batch, evaluate(batch))
@@ -112,9 +124,9 @@ def shrink(program: Program, result, same, evaluate, *, chunk: int = 4,
             if better is not None:
                 break
         if better is None:
-            break
+            return Shrunk(program, result, runs, True)
         program, result = better
-    return program, result, runs
+    return Shrunk(program, result, runs, True)
 
 
 def _candidates(program: Program) -> list[Program]:

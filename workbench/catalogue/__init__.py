@@ -10,7 +10,9 @@ Its modules: `entry` (one declaration), `models` (declarations made eager module
 shapes), `_common` (shared shapes and dtype sets); the families `elementwise`, `creation`, `indexing`, `linalg`,
 `reduction`, `shape`, `review` (the EXT-INT64 review's named variants); `architectures` with
 `architecture_models` (small real architectures), `big_graph` (a few hundred nodes); `program`,
-`program_blocks`, `program_draws` (the hunt's generated programs, their building blocks and how they are drawn).
+`program_blocks`, `program_ops`, `program_rules`, `program_draws` (the hunt's generated programs, their hand
+building blocks, the blocks made from the schema of every operator the Arm backend claims and the hand rules some
+need, and how they are drawn), `vocabulary` (the operators the hunt can draw, and which it drew).
 """
 
 from __future__ import annotations

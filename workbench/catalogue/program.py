@@ -5,8 +5,9 @@
     print(program.source())           # a torch.nn.Module class and its inputs, nothing of the workbench
     module, inputs = program.build()  # exactly what that source makes
 
-The counterexample hunt (batch/hunt.py) draws programs from the building blocks of program_blocks.py
-(program_draws.py) and shrinks them by editing this value. The source is the program's identity: the module and
+The counterexample hunt (batch/hunt.py) draws programs from the building blocks (program_ops.block: the hand
+blocks of program_blocks.py, the hand rules of program_rules.py, the schema blocks of program_ops.py; drawn by
+program_draws.py) and shrinks them by editing this value. The source is the program's identity: the module and
 its inputs are made by executing it, so what a reviewer pastes is what ran, and the result cache keys a program
 case on its digest. Leaves are user inputs, registered buffers or constant attributes, each filled from its own
 seed by an expression in the source (no value is stored outside it).
@@ -22,7 +23,8 @@ from ..core import dtypes as _dtypes
 
 KINDS = ("input", "buffer", "constant")
 # How a leaf is filled, simplest first (the shrinker moves a leaf towards the front).
-FILLS = ("zeros", "small", "random", "positive", "index", "mask", "negative", "wide")
+# "unit" ([0, 1) for floats, 0 or 1 for integers) and "above_one" are operator domains (acos, acosh, ...).
+FILLS = ("zeros", "small", "random", "positive", "unit", "above_one", "index", "mask", "negative", "wide")
 CLASS_NAME = "Program"
 
 
@@ -62,6 +64,7 @@ class Leaf:
         floating = self.dtype in _dtypes.FLOAT_DTYPES
         if floating:
             made = {"positive": f"torch.rand({shape}, {gen}) + 0.5", "small": f"torch.randn({shape}, {gen}) * 0.25",
+                    "unit": f"torch.rand({shape}, {gen})", "above_one": f"torch.rand({shape}, {gen}) + 1.0",
                     "negative": f"-torch.rand({shape}, {gen}) - 0.5"}.get(self.fill, f"torch.randn({shape}, {gen})")
             return made if self.dtype == "float32" else f"({made}).to({dtype})"
         low, high = _integer_range(self.fill, self.dtype, self.high)
@@ -77,14 +80,16 @@ def _integer_range(fill: str, dtype: str, high: int) -> tuple[str, str]:
         return "-4", "5"
     if fill == "negative":
         return "-100", "0"
-    if fill == "positive":
+    if fill in ("positive", "above_one"):
         return "1", "100"
+    if fill == "unit":
+        return "0", "2"
     return ("0", "2") if dtype == "bool" else ("-100", "101")
 
 
 @dataclass(frozen=True)
 class Step:
-    """One operator: building block `block` (program_blocks.BLOCKS) on the values named `operands` (leaves or
+    """One operator: building block `block` (program_ops.block) on the values named `operands` (leaves or
     earlier steps' outputs, `v<index>`), with `params` as sorted (name, value) pairs."""
 
     block: str
@@ -213,13 +218,13 @@ def _renamed(program: Program, kept_steps: list[int], leaves: list[Leaf]) -> Pro
 
 
 def _render(program: Program) -> str:
-    from .program_blocks import BLOCKS
+    from .program_ops import block
 
     references = {leaf.name: leaf.reference for leaf in program.leaves}
     body = []
     for index, step in enumerate(program.steps):
         operands = [references.get(name, name) for name in step.operands]
-        body.append(f"        v{index} = {BLOCKS[step.block].render(operands, step.options)}")
+        body.append(f"        v{index} = {block(step.block).render(operands, step.options)}")
     outputs = [references.get(name, name) for name in program.outputs]
     body.append(f"        return {', '.join(outputs)}" + ("," if len(outputs) > 1 else ""))
     held = [leaf for leaf in program.leaves if leaf.kind != "input"]

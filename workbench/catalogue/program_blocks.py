@@ -4,8 +4,11 @@ A block takes a first operand of the dtypes in `takes`, draws what else it needs
 an index tensor, a scalar, a dim) through the `Drawing` it is given (program_draws.py), and renders itself as one
 line of Python. What it gives is whatever torch makes of that line: the drawing runs each line eagerly on the real
 values, so a block needs to be right only about what it takes, and a line torch refuses is simply drawn again.
-`edge_ops` names the edge operators it exercises (the catalogue's and those the Arm backend's support checks
+`edge_ops` names the edge operators it aims at (the catalogue's and those the Arm backend's support checks
 name); nothing here knows a counterexample, so the hunt finds them as a reader would: by combining plain uses.
+These are the hand-written blocks, readable torch; program_rules.py holds the hand rules for operators a schema
+cannot draw alone, program_ops.py the blocks made from a schema for every other operator the backend claims.
+`in_domain` gives an operator whose domain is part of the line (log, acos, ...) an operand inside it.
 """
 
 from __future__ import annotations
@@ -45,6 +48,23 @@ def _tensor_partner(drawing, a):
 
 def _unary(drawing, a):
     return (a,), {}
+
+
+# The fills (program.FILLS) whose values lie in an operator's domain, and how a value is checked to lie there.
+DOMAIN_CHECKS = {"positive": lambda v: v > 0, "unit": lambda v: (v > 0) & (v < 1), "above_one": lambda v: v >= 1}
+
+
+def in_domain(drawing, a, fill: str) -> str:
+    """`a` when all its values lie in the domain `fill` stands for, else a fresh operand of its shape filled so
+    (float32 for an operand that is no float)."""
+    if bool(DOMAIN_CHECKS[fill](drawing.values[a]).all()):
+        return a
+    dtype = drawing.dtype(a) if drawing.dtype(a) in FLOAT_DTYPES else "float32"
+    return drawing.leaf(drawing.shape(a), dtype, fill=fill)
+
+
+def _positive(drawing, a):
+    return (in_domain(drawing, a, "positive"),), {}
 
 
 def _clamp(drawing, a):
@@ -263,16 +283,18 @@ BLOCKS: dict[str, Block] = {b.name: b for b in (
     _block("relu", "aten.relu.default", NUMERIC, _call("torch.relu")),
     _block("bitwise_not", "aten.bitwise_not.default", BITS, lambda ops, p: f"~{ops[0]}"),
     _block("clamp", "aten.clamp.default", NUMERIC, _call("torch.clamp", "min", "max"), _clamp),
+    _block("clone", "dim_order_ops._clone_dim_order.default", EVERY, lambda ops, p: f"{ops[0]}.clone()"),
     _block("to", "dim_order_ops._to_dim_order_copy.default", EVERY, lambda ops, p: f"{ops[0]}.to(torch.{p['dtype']})",
            _cast),
     _block("sigmoid", "aten.sigmoid.default", FLOAT_DTYPES, _call("torch.sigmoid")),
     _block("tanh", "aten.tanh.default", FLOAT_DTYPES, _call("torch.tanh")),
     _block("exp", "aten.exp.default", FLOAT_DTYPES, _call("torch.exp")),
-    _block("log", "aten.log.default", FLOAT_DTYPES, _call("torch.log")),
-    _block("sqrt", "aten.sqrt.default", FLOAT_DTYPES, _call("torch.sqrt")),
+    _block("log", "aten.log.default", FLOAT_DTYPES, _call("torch.log"), _positive),
+    _block("sqrt", "aten.sqrt.default", FLOAT_DTYPES, _call("torch.sqrt"), _positive),
     _block("reciprocal", "aten.reciprocal.default", FLOAT_DTYPES, _call("torch.reciprocal")),
     _block("gelu", "aten.gelu.default", FLOAT_DTYPES, _call("torch.nn.functional.gelu")),
     _block("softmax", "aten._softmax.default", FLOAT_DTYPES, _call("torch.softmax", "dim"), _along),
+    _block("log_softmax", "aten._log_softmax.default", FLOAT_DTYPES, _call("torch.log_softmax", "dim"), _along),
     _block("sum", "aten.sum.dim_IntList", NUMERIC, _method("sum", "dim", "keepdim"), _reduce),
     _block("mean", "aten.mean.dim", FLOAT_DTYPES, _method("mean", "dim", "keepdim"), _reduce),
     _block("amax", "aten.amax.default", NUMERIC, _method("amax", "dim", "keepdim"), _reduce),
@@ -296,7 +318,7 @@ BLOCKS: dict[str, Block] = {b.name: b for b in (
     _block("cat", "aten.cat.default", EVERY, lambda ops, p: f"torch.cat([{', '.join(ops)}], dim={p['dim']})", _cat),
     _block("stack", "aten.stack.default aten.cat.default", EVERY,
            lambda ops, p: f"torch.stack([{', '.join(ops)}], dim={p['dim']})", _stack),
-    _block("pad", "aten.constant_pad_nd.default aten.pad.default", EVERY,
+    _block("pad", "aten.pad.default", EVERY,
            lambda ops, p: f"torch.nn.functional.pad({ops[0]}, {p['pads']!r}, value={p['value']!r})", _pad),
     _block("matmul", "aten.mm.default aten.bmm.default", FLOAT_DTYPES, _infix("@"), _matmul),
 )}

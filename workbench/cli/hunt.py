@@ -4,6 +4,7 @@ a report (.md / .html)."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -22,11 +23,14 @@ def add_parser(sub, add_policy_option, add_cache_options, add_arm_backend_option
     add_policy_option(hunt, several=True)
     hunt.add_argument("--dtypes", nargs="+", required=True, help="the programs' input dtypes, e.g. int64, or "
                       "float16 bfloat16, or qint8 (float programs for the quantizer)")
-    hunt.add_argument("--budget", type=float, default=60.0, help="seconds of search (default 60; shrinking and "
-                      "confirming come after)")
+    hunt.add_argument("--budget", type=float, default=60.0, help="the hunt's whole wall time in seconds, searching, "
+                      "shrinking and confirming included (default 60): the search stops in time for the classes it "
+                      "found to be shrunk, worst first; a class whose share ran out is reported unshrunk")
     hunt.add_argument("--programs", type=int, default=None, help="draw this many programs instead of a time "
                       "budget (the same hunt on every rerun)")
-    hunt.add_argument("--seed", type=int, default=0, help="which programs are drawn (default 0)")
+    hunt.add_argument("--seed", type=int, default=0, help="which programs are drawn (default 0): program N of a "
+                      "seed is the same on every run, so a seed and --programs make a hunt repeatable; another seed "
+                      "draws other programs (classes an earlier hunt found are replayed whatever the seed)")
     hunt.add_argument("--against", default=None, help="a baseline: a policy, a profile (e.g. the same one "
                       "without an extension), or another Arm backend (a checkout, a named branch, BASE+PATCH, or "
                       "'installed' with --arm-backend BACKEND); report only what is worse than there")
@@ -36,6 +40,8 @@ def add_parser(sub, add_policy_option, add_cache_options, add_arm_backend_option
     hunt.add_argument("--workers", type=int, default=None, help="worker processes (default: number of cores)")
     hunt.add_argument("--json", action="store_true", help="print one JSON object with findings and stats")
     hunt.add_argument("--out", default=None, help="also write the findings as a report: .md or .html")
+    hunt.add_argument("--out-tests", metavar="DIR", default=None, help="also write one pytest file per class into "
+                      "DIR (created if missing), in executorch's Arm test idiom")
     add_cache_options(hunt)
     add_arm_backend_option(hunt)
 
@@ -49,6 +55,8 @@ def run(args) -> None:
         raise WorkbenchError(f"--out {args.out}: a hunt's report is .md or .html")
     if args.out is not None and not Path(args.out).expanduser().parent.is_dir():
         raise WorkbenchError(f"--out {args.out}: its folder does not exist")
+    if args.out_tests is not None:
+        check_tests_folder(args.out_tests)
     given = {"dtypes": args.dtypes, "profiles": args.profile, "policies": args.policy,
              "quantization": args.quantization, "seed": args.seed}
     matrix = Matrix(**{name: value for name, value in given.items() if value is not None})
@@ -60,3 +68,21 @@ def run(args) -> None:
         path = Path(args.out)
         path.write_text(hunt_report(found, format=path.suffix.removeprefix(".")))
         print(f"wrote {path}", file=sys.stderr)
+    if args.out_tests:
+        from ..views.executorch_tests import write_tests
+
+        written = write_tests(found, args.out_tests)
+        print(f"wrote {len(written)} test file{'s' * (len(written) != 1)} to {args.out_tests}", file=sys.stderr)
+
+
+def check_tests_folder(path) -> Path:
+    """`path` if the tests can be written there: an existing writable folder, or one that can be created (its
+    nearest existing parent is a writable folder)."""
+    folder = Path(path).expanduser()
+    if folder.exists() and not folder.is_dir():
+        raise WorkbenchError(f"--out-tests {path}: a file, not a folder; give a folder (it is created if missing)")
+    existing = next(parent for parent in (folder, *folder.parents) if parent.exists())
+    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+        raise WorkbenchError(f"--out-tests {path}: {existing} is not a writable folder; give a folder that exists "
+                             "or can be created")
+    return folder

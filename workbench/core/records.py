@@ -170,7 +170,9 @@ class OutputComparison:
 class TraceRow:
     """One tensor of a delegate's TOSA graph (its main block), in graph order, beside the value eager PyTorch gives
     the FX node it came from (stages/trace.py). A row without an eager value to compare is not judged
-    (`within_tolerance` None) and `note` says why."""
+    (`within_tolerance` None) and `note` says why. A node the Arm backend's passes folded away (no tensor of its
+    own) has a row of the tensor that stands for it, after that tensor's row; its note starts "folded:"
+    (stages/trace_folded.py)."""
 
     delegate: str  # "delegate_0"; a delegate called more than once: "delegate_0 call 2"
     tosa_op: str  # the operator that makes the tensor; "input" for the graph's inputs
@@ -286,8 +288,8 @@ class CaseResult:
 
     @property
     def first_divergence(self) -> TraceRow | None:
-        """The earliest traced tensor, in graph order, out of tolerance; None when every judged one is within (or
-        the case was not traced)."""
+        """The earliest traced row, in graph order, out of tolerance (a folded node's too, judged on the tensor
+        that stands for it); None when every judged one is within (or the case was not traced)."""
         return next((row for row in self.trace if row.within_tolerance is False), None)
 
     @property

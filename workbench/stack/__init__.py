@@ -14,6 +14,7 @@ At its root, the accessors of the stack and the registry of its hooks:
 - `recorder`: a stack function wrapped while a thread records its calls;
 - `pinned_sources`: the sources the levers and the Arm test capture were written for;
 - `profiles`: TOSA profile strings as executorch's TosaSpecification reads them;
+- `support_lists`: the edge operators the loaded Arm backend claims (its support lists and registered checks);
 - `versions`: the installed versions; `doctor`: all of the stack in one report.
 
 Its rooms, each a package that names its own modules:

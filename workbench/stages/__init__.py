@@ -14,6 +14,6 @@ The stage modules: `eager`, `quantize`, `export` (profile-independent), `lower`,
 graph against the specification for the profile), `reference`, `compare`, `compliance`, `trace` (per profile); `state` (what they build up: `Prepared`, `Lowering`); the lower stage's
 helpers `tosa_provenance` (which TOSA operators each delegated node became) and the trace's `trace_match`,
 `trace_expectation`, `trace_layout`, `trace_scales` (what each traced tensor is judged against, laid out and
-scaled as the TOSA tensor is).
+scaled as the TOSA tensor is) and `trace_folded` (a node folded away, judged on the tensor that stands for it).
 Imports only core and stack.
 """

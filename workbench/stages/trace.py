@@ -12,6 +12,8 @@ changes neither the outcome nor the numerics.
   on the same call's arguments; for a quantized model, the quantize/dequantize program convert_pt2e made.
 - Which eager value judges which tensor, and in what steps (a quantize node's scale, an accumulator's input x
   weight scale): stages/trace_match.py.
+- A node no tensor was made from (folded away, or removed as a no-op, by the Arm backend's passes): judged against
+  the tensor that now stands for it, in a row of its own (stages/trace_folded.py).
 """
 
 from __future__ import annotations
@@ -22,13 +24,13 @@ from ..core import dtypes as _dtypes
 from ..core.records import TraceRow
 from ..stack import loader
 from ..stack.tosa import trace as tosa_trace
-from . import trace_layout, trace_match
+from . import trace_folded, trace_layout, trace_match
 from .compare import _values, compare_output
 from .reference import ReferenceModelError, _to_torch, lowered_module_label, silence_native_stdout
 from .spec import StageSpec
 from .state import Lowering, tosa_graph_of
 from .tosa_flatbuffer import input_names, output_names, read_operators
-from .trace_expectation import Expectation, Planned
+from .trace_expectation import Expectation, Planned, joined
 
 # The reference model's Python binding hands back no values of these types (it warns "Unsupported tensor DType:
 # INT48" and returns an empty array): an a16w8 convolution's accumulator.
@@ -55,7 +57,8 @@ def run(state: Lowering) -> None:
 
 
 def trace_call(delegate_run, delegate: str, case_dtype: str | None) -> list[TraceRow]:
-    """The rows of one delegate call, in graph order: the graph's inputs, then each operator's outputs."""
+    """The rows of one delegate call, in graph order: the graph's inputs, then each operator's outputs, and a row
+    for each folded node after the tensor that stands for it."""
     lowered = delegate_run.lowered_module
     flatbuffer = tosa_graph_of(lowered)
     operators = read_operators(flatbuffer, main_block_only=True)
@@ -83,8 +86,14 @@ def trace_call(delegate_run, delegate: str, case_dtype: str | None) -> list[Trac
         planned.append(Planned(op, tensor, chosen.get(own), own == tensor.name))
     judged = trace_match.expectations(planned, operators, eager, fx_nodes,
                                       {n.name: n for n in serialized.graph.nodes}, reference)
-    return [_row(delegate, p, reference.get(p.tensor.name), expectation, eager, fx_nodes, case_dtype)
-            for p, expectation in zip(planned, judged)]
+
+    def judge(p: Planned, expectation):
+        return _row(delegate, p, reference.get(p.tensor.name), expectation, eager, fx_nodes, case_dtype)
+
+    rows = [judge(p, expectation) for p, expectation in zip(planned, judged)]
+    return trace_folded.with_folded(rows, lowered.original_module, eager, origin,
+                                    {tensor.name: (op, tensor) for op, tensor in tensors}, output_names(flatbuffer),
+                                    judge)
 
 
 def _input_tensors(operators, names):
@@ -159,7 +168,7 @@ def _row(delegate, p: Planned, array, expectation, eager, fx_nodes, case_dtype) 
     ulp = _max_ulp(value, actual) if value.dtype.is_floating_point else None
     return TraceRow(**common, eager=judged_by.eager, max_abs_error=judged_by.max_abs_error, max_ulp=ulp,
                     within_tolerance=judged_by.match, yardstick=judged_by.yardstick,
-                    note=_joined(lead, judged_by.note))
+                    note=joined(lead, judged_by.note))
 
 
 def _quantized_row(common, expectation: Expectation, node, actual, eager, lead: str) -> TraceRow:
@@ -183,7 +192,7 @@ def _quantized_row(common, expectation: Expectation, node, actual, eager, lead: 
                     reference_dequantized=_values(reference_deq), eager_dequantized=_values(eager_deq),
                     max_abs_error=judged_by.max_abs_error, max_steps=judged_by.max_steps, snr_db=snr,
                     scale=scale, zero_point=zero_point, within_tolerance=judged_by.match,
-                    yardstick=judged_by.yardstick, note=_joined(lead, judged_by.note))
+                    yardstick=judged_by.yardstick, note=joined(lead, judged_by.note))
 
 
 def _float_source(expectation: Expectation, node, eager, shape: tuple):
@@ -232,10 +241,6 @@ def _scaled_row(common, expectation: Expectation, array, lead: str) -> TraceRow:
 
 def _via(expectation: Expectation) -> str:
     return f"{expectation.node}'s eager value {expectation.via}" if expectation.via else ""
-
-
-def _joined(*parts: str) -> str:
-    return "; ".join(part for part in parts if part)
 
 
 def _max_ulp(expected, actual) -> float | None:

@@ -64,3 +64,8 @@ def dtype_name(value) -> str:
 def is_quantize(node) -> bool:
     target = str(node.target)
     return node.op == "call_function" and "quantize_per_tensor" in target and "dequantize" not in target
+
+
+def joined(*parts: str) -> str:
+    """A row's note from its parts, the empty ones left out."""
+    return "; ".join(part for part in parts if part)

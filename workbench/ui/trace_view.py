@@ -38,8 +38,8 @@ class TraceView(widgets.VBox):
         index = result.trace.index(first) if first is not None else None
         judged = sum(row.within_tolerance is not None for row in result.trace)
         heading = (f"first divergence: <b>{html.escape(first.label())}</b>, {html.escape(first.error_text())}"
-                   if first is not None else f"no divergence: {judged} of {len(result.trace)} tensors judged, all "
-                   "within tolerance")
+                   f"{_stand_in(first)}" if first is not None else
+                   f"no divergence: {judged} of {len(result.trace)} tensors judged, all within tolerance")
         self.table_html.value = (f"<b>trace</b>: every tensor of each delegate, in graph order; {heading}<br>"
                                  f"<div class='wb-trace-table'>{_marked_row(_trace_table_html(result), index)}</div>")
         self.tensor.options = [(f"{i}: {row.tensor} ({row.fx_node or 'no FX node'})", i)
@@ -70,6 +70,11 @@ def _trace_table_html(result) -> str:
     if frame["delegate"].nunique() == 1:
         shown.remove("delegate")
     return _TRACE_STYLE + table_html(frame[shown])
+
+
+def _stand_in(row) -> str:
+    """For a node folded away: which tensor stood for it (the first part of its note)."""
+    return f" ({html.escape(row.note.split('; ')[0])})" if row.note.startswith("folded:") else ""
 
 
 def _marked_row(table: str, index: int | None) -> str:

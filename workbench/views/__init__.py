@@ -16,7 +16,8 @@
 Also: `html_page` (one result as one self-contained HTML file, its graph `graph.html`) and
 `case_pages` (the page of each changed case beside an HTML sweep report), `report_parts` (the pieces of both
 report formats), `vela_report` (the Ethos-U part of a sweep report), `hunt_report` (a hunt's findings as a
-report).
+report, each class an issue text) and `executorch_tests` (a hunt's findings as pytest files in executorch's Arm
+test idiom).
 Imports every layer below it, but nothing that runs a case or a sweep (results come in; tests/test_layers.py
 checks it); the UI and the CLI arrange these.
 """

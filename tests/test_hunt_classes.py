@@ -1,0 +1,131 @@
+"""The hunt's classes on real results: one class per cause whatever the shapes, dtypes and overloads it was met
+with (listed as variants), labels with the real message, findings worst first, a budget that bounds the whole hunt,
+and classes remembered from one hunt to the next (real partitioner, lowering and reference model throughout)."""
+
+import json
+import time
+
+import pytest
+
+import workbench
+from workbench import policies
+from workbench.batch.hunt_examples import Examples
+from workbench.batch.hunt_findings import Finding, Severity, Variants, class_of, ordered, variants_of
+from workbench.batch.hunt_space import HuntSpace
+from workbench.catalogue.program import Leaf, Program, Step
+
+INT = "TOSA-1.0+INT"
+
+
+def _one_step(block, shape, dtype, *, operands=1, params=()):
+    fill = "mask" if dtype == "bool" else "random"
+    leaves = tuple(Leaf(f"x{i}", "input", shape, dtype, fill, i + 1) for i in range(operands))
+    return Program(leaves, (Step(block, tuple(leaf.name for leaf in leaves), params),), ("v0",))
+
+
+def _run(program, profile=INT, policy="stock"):
+    return workbench.run(workbench.Case.of_program(program, profile, policy=policy))
+
+
+def _finding(program, result, count=1):
+    return Finding(class_of(result), program, result, count, program, True, variants=variants_of(result))
+
+
+def test_one_cause_on_two_shapes_is_one_class_listing_both_and_labelled_with_the_real_message():
+    # relu on int32 is accepted under INT and fails to lower; its message names the tensor's shape
+    programs = [_one_step("relu", shape, "int32") for shape in ((1, 1), (1,))]
+    results = [_run(program) for program in programs]
+    keys = [class_of(result) for result in results]
+    assert keys[0] == keys[1] and keys[0].kind == "lowering_error" and keys[0].origin == "aten.relu"
+    assert "<shape>" in keys[0].cause and "TOSA-#.#+INT" in keys[0].cause
+    variants = variants_of(results[0]) | variants_of(results[1])
+    assert variants.shapes == ("(1, 1)", "(1,)") and variants.dtypes == ("int32",)
+    label = _finding(programs[0], results[0]).label
+    assert "TOSA-1.0+INT" in label and "shape=(1, 1)" in label and "#" not in label
+
+
+def test_one_cause_on_two_overloads_is_one_class():
+    tensor = _one_step("eq", (2, 3), "bool", operands=2)
+    scalar = _one_step("eq", (2, 3), "bool", params=(("scalar", True),))
+    results = [_run(tensor), _run(scalar)]
+    assert class_of(results[0]) == class_of(results[1])
+    assert class_of(results[0]).origin == "aten.eq" and "EQUAL" in class_of(results[0]).cause
+    variants = variants_of(results[0]) | variants_of(results[1])
+    assert variants.overloads == ("aten.eq.Tensor", "aten.eq.Scalar")
+    assert variants.dtypes == ("bool,bool", "bool")
+
+
+def test_a_wrong_result_is_listed_before_a_more_frequent_lowering_error():
+    # executorch 1.5.1 folds a bool permute away as a no-op: delegated, and the booleans come back untransposed
+    x0 = Leaf("x0", "input", (2, 3), "int32", "random", 1)
+    permuted = Program((x0,), (Step("lt", ("x0",), (("scalar", -2),)), Step("permute", ("v0",), (("dims", (1, 0)),))),
+                       ("v1",))
+    wrong, failed = _run(permuted), _run(_one_step("relu", (2, 3), "int32"))
+    findings = ordered([_finding(_one_step("relu", (2, 3), "int32"), failed, count=5), _finding(permuted, wrong)])
+    assert [f.kind for f in findings] == ["mismatch", "lowering_error"]
+    assert [f.severity for f in findings] == [Severity.WRONG_RESULT, Severity.LOWERING_ERROR]
+    assert findings[0].to_dict()["severity"] == "wrong_result"
+
+
+def _hunt(matrix, **size):
+    return workbench.hunt(matrix, workers=2, progress=False, **size)
+
+
+def _relu_among_others():
+    """relu on int32 (accepted under INT, fails to lower) among four more steps: shrinking it takes rounds."""
+    leaves = (Leaf("x0", "input", (4, 5), "int32", "random", 1), Leaf("x1", "input", (4, 5), "int32", "random", 2))
+    steps = (Step("abs", ("x0",)), Step("add", ("v0", "x1")), Step("neg", ("v1",)), Step("relu", ("v2",)),
+             Step("mul", ("v3", "x1")))
+    return Program(leaves, steps, ("v4",))
+
+
+@pytest.mark.slow
+def test_a_budget_bounds_the_whole_hunt_shrinking_included(tmp_path):
+    matrix = workbench.Matrix(dtypes=["int32", "bool"], profiles=[INT], policies=["stock"])
+    # a class to shrink whatever the draws find: remembered from an earlier hunt, replayed first
+    program = _relu_among_others()
+    result = _run(program)
+    Examples(tmp_path, HuntSpace(matrix, None)).remember([_finding(program, result)])
+    budget = 15.0
+    start = time.perf_counter()
+    found = _hunt(matrix, budget=budget, cache=tmp_path)
+    wall = time.perf_counter() - start
+    assert wall <= budget + 15, f"{wall:.0f} s for a budget of {budget:.0f} s"
+    assert class_of(result) in {f.key for f in found.findings} and all(f.confirmed for f in found.findings)
+
+
+def _planted(accepted):
+    """A policy of one name whose verdict on int64 cumsum changes: accepted, it fails to lower under INT."""
+    return policies.accepting("planted-cumsum", accepted)
+
+
+def test_a_class_found_before_is_replayed_first_and_one_that_no_longer_reproduces_is_fixed(tmp_path):
+    cumsum = _one_step("cumsum", (3,), "int64", params=(("dim", 0),))
+    failing = _planted({"aten.cumsum.default": ["int64"]})
+    result = _run(cumsum, policy=failing)
+    assert result.outcome.value == "lowering_error"
+    matrix = workbench.Matrix(dtypes=["int64"], profiles=[INT], policies=[failing])
+    Examples(tmp_path, HuntSpace(matrix, None)).remember([_finding(cumsum, result)])
+    # another seed and one program: only the replay can report it
+    again = _hunt(matrix.replace(seed=5), programs=1, cache=tmp_path)
+    assert again.stats.replayed >= 1 and not again.stats.fixed
+    assert class_of(result) in {f.key for f in again.findings}
+    nothing = _hunt(matrix.replace(seed=5), programs=1, cache=False)
+    assert nothing.stats.replayed == 0 and class_of(result) not in {f.key for f in nothing.findings}
+    # the same policy's name, now keeping cumsum on CPU: the class is fixed, and forgotten
+    holding = matrix.replace(policies=[_planted({})], seed=5)
+    fixed = _hunt(holding, programs=1, cache=tmp_path)
+    assert fixed.stats.fixed == [_finding(cumsum, result).label]
+    assert cumsum.digest not in {p.digest for p in Examples(tmp_path, HuntSpace(holding, None)).programs()}
+
+
+def test_the_command_line_writes_one_test_file_per_class(tmp_path, capsys):
+    from workbench.cli import main
+
+    matrix = workbench.Matrix(dtypes=["int32"], profiles=[INT], policies=["stock"])
+    relu = _one_step("relu", (2, 3), "int32")
+    Examples(tmp_path, HuntSpace(matrix, None)).remember([_finding(relu, _run(relu))])
+    assert main(["hunt", "--profile", INT, "--dtypes", "int32", "--budget", "8", "--seed", "5", "--cache-dir",
+                 str(tmp_path), "--workers", "2", "--json", "--out-tests", str(tmp_path / "tests" / "new")]) == 0
+    written = sorted((tmp_path / "tests" / "new").glob("*.py"))
+    assert len(written) == len(json.loads(capsys.readouterr().out)["findings"]) >= 1

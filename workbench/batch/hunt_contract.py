@@ -1,0 +1,91 @@
+"""The counterexample hunt's contract: which results break it, how badly, and which are discarded.
+
+The contract, for a policy (or an Arm backend) under a profile: a node the partitioner accepts must lower (a
+`lowering_error` or `vela_error` breaks it), what is delegated must compute what eager PyTorch computes by the
+yardstick that judges it (`mismatch`; `reference_error`: the reference model refused the TOSA graph;
+`unpredictable`: the delegate computes, on these values, what the TOSA specification leaves unpredictable), every
+delegate's TOSA graph must be legal under the profile by the specification's strict alignment (`illegal_graph`:
+tosa-opt refused an operator or type the profile does not declare, core/spec_check.py), and nothing may crash or
+hang. Rejected nodes run on CPU, which is no finding. A program that fails before the partitioner
+decides anything (its export, or its conversion to edge) fails on its own: it is discarded and counted. A float
+output that only the workbench's dtype tolerance judged (no TOSA compliance mode: a chain of operators) in a
+delegate that accumulates (REDUCE_SUM, MATMUL, a convolution, AVG_POOL2D: what the conformance suite judges as
+dot products, whose allowed error grows with their length) is not judged either: the dtype tolerance does not
+allow for the accumulation the specification allows, so such a mismatch is counted, not reported.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+from ..core.outcomes import Numerics, Outcome
+from ..core.records import CaseResult
+
+BROKEN_OUTCOMES = (Outcome.LOWERING_ERROR, Outcome.VELA_ERROR, Outcome.CRASHED, Outcome.TIMEOUT)
+BROKEN_NUMERICS = (Numerics.MISMATCH, Numerics.REFERENCE_ERROR, Numerics.UNPREDICTABLE)
+# stages before the partitioner decides: a failure there is the program's own (discarded, not a finding)
+OWN_FAILURE_STAGES = ("eager", "quantize", "export", "to_edge")
+UNJUDGED = "discard: float mismatch by the dtype tolerance alone, beside an accumulation"
+ILLEGAL_GRAPH = "illegal_graph"
+
+
+def verdict(result: CaseResult) -> str | None:
+    """The contract's word on one result: the kind of break ("lowering_error", "mismatch", ...), None when it
+    holds, or "discard: <why>" when the program failed on its own before the partitioner decided or its numbers
+    cannot be judged (see the module docstring)."""
+    stage = result.error.stage if result.error is not None else None
+    if result.outcome == Outcome.EXPORT_ERROR or (result.outcome == Outcome.LOWERING_ERROR
+                                                  and stage in OWN_FAILURE_STAGES):
+        return f"discard: {stage or result.outcome.value}"
+    if result.outcome in BROKEN_OUTCOMES:
+        return result.outcome.value
+    if result.spec_check is not None and result.spec_check.legal is False:
+        return ILLEGAL_GRAPH  # what the profile does not allow was delegated, whatever it computed
+    if result.numerics == Numerics.MISMATCH and _tolerance_beside_accumulation(result):
+        return UNJUDGED
+    if result.numerics in BROKEN_NUMERICS:
+        return result.numerics.value
+    return None
+
+
+def _tolerance_beside_accumulation(result: CaseResult) -> bool:
+    from ..stack.tosa import conformance
+
+    wrong = [o for o in result.outputs if not o.match]
+    if not wrong or any(o.note or not o.dtype.startswith(("float", "bfloat")) or o.yardstick.startswith("TOSA")
+                        for o in wrong):
+        return False  # a dtype or shape that differs, an integer, or a compliance mode's verdict is judged
+    return any(conformance.accumulates(op) for delegate in result.delegates for op in delegate.tosa_op_names)
+
+
+def worse(result: CaseResult, baseline: CaseResult | None) -> bool:
+    """Whether `result` breaks the contract where `baseline` (None: no baseline) holds it."""
+    kind = verdict(result)
+    if kind is None or kind.startswith("discard"):
+        return False
+    return baseline is None or verdict(baseline) is None
+
+
+class Severity(IntEnum):
+    """How bad a break of the contract is, worst first: wrong results that raised nothing, then what a reviewer
+    catches anyway (illegal TOSA, the reference model's refusal, a failed lowering or Vela compile), then crashes
+    and hangs. Findings are listed in this order."""
+
+    WRONG_RESULT = 0
+    UNPREDICTABLE = 1
+    ILLEGAL_TOSA = 2
+    REFERENCE_ERROR = 3
+    LOWERING_ERROR = 4
+    CRASH = 5
+    HANG = 6
+
+
+SEVERITY = {Numerics.MISMATCH.value: Severity.WRONG_RESULT, Numerics.UNPREDICTABLE.value: Severity.UNPREDICTABLE,
+            ILLEGAL_GRAPH: Severity.ILLEGAL_TOSA, Numerics.REFERENCE_ERROR.value: Severity.REFERENCE_ERROR,
+            Outcome.LOWERING_ERROR.value: Severity.LOWERING_ERROR, Outcome.VELA_ERROR.value: Severity.LOWERING_ERROR,
+            Outcome.CRASHED.value: Severity.CRASH, Outcome.TIMEOUT.value: Severity.HANG}
+
+
+def severity(kind) -> Severity:
+    """The severity of a verdict's kind ("mismatch", ...), or of anything with a `.kind` (a Finding)."""
+    return SEVERITY[getattr(kind, "kind", kind)]
