@@ -728,7 +728,7 @@ def test_every_operator_is_lowered_with_every_lever_off_and_each_lever_alone_off
 @pytest.mark.slow
 @pytest.mark.parametrize("op", OPERATORS)
 def test_the_whole_catalogue_is_identical_with_each_lever_on_and_off(op, assert_consistent, comparable, monkeypatch):
-    """Also the whole-catalogue run of the suite: every case with every lever on, and every case lowered again with
+    """Also the whole-catalogue run of the suite: every case with every lever on, and each lowering again with
     levers off, is internally consistent. This process defers GraphModule code as a worker does (deferred_code
     acts in workers only)."""
     monkeypatch.setattr(deferred_code.DEFERRING, "here", True)
