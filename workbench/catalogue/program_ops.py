@@ -77,7 +77,7 @@ def _public(target: str) -> tuple[str | None, frozenset]:
         try:
             return f"{F}.{name}", frozenset(inspect.signature(functional).parameters)
         except (TypeError, ValueError):
-            pass
+            pass  # no signature to read: the schema's own call below renders it
     return None, frozenset()
 
 
