@@ -43,7 +43,7 @@ from bench_common import Row, Settings, Table, failed, say, settings, switched  
 from sections_arm_tests import arm_tests_section  # noqa: E402
 from sections_backends import backends_section  # noqa: E402
 from sections_explorer import EXPLORER_CASE, explorer_latency  # noqa: E402
-from sections_hunt import hunt_section, search_size_text  # noqa: E402
+from sections_hunt import hunt_section, release_hunts_section, release_search_text, search_size_text  # noqa: E402
 from sections_models import culprit_search, graph_at_scale, real_models_and_arm_tests  # noqa: E402
 from sections_per_case import per_case, raw_case  # noqa: E402
 from sections_preset import preset_section  # noqa: E402
@@ -66,6 +66,7 @@ SECTIONS = {
     12: "Commands that need no model: a new process each, start to exit",
     13: "executorch's Arm tests: its pytest against the workbench cold and warm, 2 workers, a new process each",
     14: "Patched Arm backends: building a named branch, and one case on it against the installed backend",
+    15: "The release's own hunts, cold, 2 workers (stock, int32 and bool)",
 }
 
 
@@ -85,6 +86,7 @@ def section_title(number: int, config: Settings) -> str:
                   "smoke": " (once; --smoke: one operator; then without reused workers, without a warm parent)"
                   }[config.mode],
              11: f" (seed 0, {search_size_text(config)})",
+             15: f" (seed 0, {release_search_text(config)})",
              12: f" (median of {config.reps})",
              13: {"full": " (once each)", "quick": " (once each; --quick: 4 files)",
                   "smoke": " (once each; --smoke: 2 test ids, pytest without xdist)"}[config.mode]}
@@ -288,6 +290,7 @@ def main(argv=None) -> int:
             (12, lambda: startup_section(table, config, Path(scratch))),
             (13, lambda: arm_tests_section(table, config, Path(scratch))),
             (14, lambda: backends_section(table, config, Path(scratch))),
+            (15, lambda: release_hunts_section(table, config, Path(scratch))),
         ]
         for number, step in steps:
             if number not in chosen:

@@ -1,11 +1,14 @@
 """Section 11: the counterexample hunt from seed 0 on 2 workers on a cold cache (under ext-int64-first-draft,
 TOSA-1.1+INT+int64, int64 programs): programs per minute, the share discarded, the share of the operators the
 profile claims that the hunt drew, the shrinking seconds per class, the whole wall time against the budget, and
-the time into the search at which each of the EXT-INT64 review's counterexamples was first seen."""
+the time into the search at which each of the EXT-INT64 review's counterexamples was first seen. Section 15: the
+same figures for the hunts of the standing review of the release (stock policy, TOSA-1.0+INT and TOSA-1.0+FP),
+the operators they drew together, and whether their findings are listed worst first."""
 
 from __future__ import annotations
 
 import time
+from collections import Counter
 from pathlib import Path
 
 import workbench
@@ -29,15 +32,17 @@ BUDGET_MARGIN_SECONDS = 15.0  # a budget's wall time may run over by the last ba
 SMOKE_PROGRAMS = 2
 
 
-def search_size(config: Settings) -> dict:
-    """workbench.hunt's size argument for this mode: a budget in seconds, or a number of programs."""
+def search_size(config: Settings, budgets: tuple[float, float] = (FULL_BUDGET, QUICK_BUDGET)) -> dict:
+    """workbench.hunt's size argument for this mode: a budget in seconds (`budgets`: full, quick), or a number of
+    programs."""
     if config.smoke:
         return {"programs": SMOKE_PROGRAMS}
-    return {"budget": QUICK_BUDGET if config.quick else FULL_BUDGET}
+    full, quick = budgets
+    return {"budget": quick if config.quick else full}
 
 
-def search_size_text(config: Settings) -> str:
-    size = search_size(config)
+def search_size_text(config: Settings, budgets: tuple[float, float] = (FULL_BUDGET, QUICK_BUDGET)) -> str:
+    size = search_size(config, budgets)
     return f"{size['programs']} programs" if "programs" in size else f"a budget of {size['budget']:.0f} s"
 
 
@@ -86,3 +91,57 @@ def hunt_section(table: Table, config: Settings, scratch: Path) -> None:
         table.add(11, Row(f"first seen: {name}", "not found" if first is None else seconds(first),
                           "found, shrunk to <= 3 compute nodes",
                           verdict(first is not None and nodes is not None and nodes <= 3)))
+
+
+# Section 15: the hunts of the standing review of the release (scripts/executorch_findings.py), under the stock
+# policy on int32 and bool programs. The union of operators drawn is the vocabulary's reach; the classes are listed
+# worst first, so a wrong result, when there is one, is the first.
+RELEASE_PROFILES = ("TOSA-1.0+INT", "TOSA-1.0+FP")
+RELEASE_BUDGETS = (300.0, 60.0)  # full, quick
+RELEASE_DRAWN = 120  # target: edge operators drawn by the two hunts together
+
+
+def release_search_text(config: Settings) -> str:
+    return f"{search_size_text(config, RELEASE_BUDGETS)} each"
+
+
+def release_hunts_section(table: Table, config: Settings, scratch: Path) -> None:
+    from workbench.batch.hunt_contract import Severity
+
+    size, drawn = search_size(config, RELEASE_BUDGETS), set()
+    for profile in RELEASE_PROFILES:
+        matrix = workbench.Matrix(dtypes=["int32", "bool"], profiles=[profile], policies=["stock"])
+        start = time.perf_counter()
+        found = workbench.hunt(matrix, **size, workers=2, cache=str(scratch / f"release-{profile}"), progress=False)
+        wall = time.perf_counter() - start
+        stats = found.stats
+        per_minute = stats.generated / stats.search_seconds * 60
+        discarded = sum(stats.discarded.values()) / max(stats.generated, 1)
+        claimed = len(stats.drawn_ops) + len(stats.never_drawn)
+        drawn |= set(stats.drawn_ops)
+        severities = [f.severity for f in found.findings]
+        kinds = Counter(f.severity.name.lower() for f in found.findings)
+        table.add(15,
+                  Row(f"{profile}: programs drawn per minute", f"{per_minute:,.0f}",
+                      f">= {PER_MINUTE} ({stats.generated} in {seconds(stats.search_seconds)})",
+                      verdict(per_minute >= PER_MINUTE)),
+                  Row(f"{profile}: share discarded", f"{discarded:.1%}", f"< {DISCARDED:.0%}",
+                      verdict(discarded < DISCARDED)),
+                  Row(f"{profile}: claimed operators drawn", f"{len(stats.drawn_ops)} of {claimed}",
+                      f"{len(stats.drawn_ops) / max(claimed, 1):.0%}"),
+                  Row(f"{profile}: classes ({stats.shrunk} shrunk fully)", str(len(found.findings)),
+                      ", ".join(f"{n} {k}" for k, n in kinds.items())),
+                  Row(f"{profile}: shrinking and confirming seconds per class",
+                      seconds(stats.shrink_seconds / max(stats.classes, 1)),
+                      f"{seconds(stats.shrink_seconds)} for {stats.classes}"),
+                  Row(f"{profile}: wrong results listed first", str(severities == sorted(severities)),
+                      f"{kinds.get(Severity.WRONG_RESULT.name.lower(), 0)} wrong results",
+                      verdict(severities == sorted(severities))))
+        wrong = [f.origin_op for f in found.findings if f.severity == Severity.WRONG_RESULT]
+        table.add(15, Row(f"{profile}: wrong results, by their first diverging operator", ", ".join(wrong) or "none"))
+        if "budget" in size:
+            table.add(15, Row(f"{profile}: the hunt's whole wall time", seconds(wall),
+                              f"<= budget {seconds(size['budget'])} + {BUDGET_MARGIN_SECONDS:.0f} s",
+                              verdict(wall <= size["budget"] + BUDGET_MARGIN_SECONDS)))
+    table.add(15, Row("edge operators drawn by the two hunts together", str(len(drawn)), f">= {RELEASE_DRAWN}",
+                      verdict(len(drawn) >= RELEASE_DRAWN)))

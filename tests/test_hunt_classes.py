@@ -10,9 +10,11 @@ import pytest
 import workbench
 from workbench import policies
 from workbench.batch.hunt_examples import Examples
-from workbench.batch.hunt_findings import Finding, Severity, Variants, class_of, ordered, variants_of
+from workbench.batch.hunt_findings import (DTYPE_REFUSAL, ClassKey, Finding, Severity, Variants, class_among, class_of,
+                                          ordered, same_class, variants_of, verdict)
 from workbench.batch.hunt_space import HuntSpace
 from workbench.catalogue.program import Leaf, Program, Step
+from workbench.views.executorch_tests import executorch_test_source
 
 INT = "TOSA-1.0+INT"
 
@@ -49,10 +51,35 @@ def test_one_cause_on_two_overloads_is_one_class():
     scalar = _one_step("eq", (2, 3), "bool", params=(("scalar", True),))
     results = [_run(tensor), _run(scalar)]
     assert class_of(results[0]) == class_of(results[1])
-    assert class_of(results[0]).origin == "aten.eq" and "EQUAL" in class_of(results[0]).cause
+    assert class_of(results[0]).origin == "aten.eq" and class_of(results[0]).cause == DTYPE_REFUSAL
     variants = variants_of(results[0]) | variants_of(results[1])
     assert variants.overloads == ("aten.eq.Tensor", "aten.eq.Scalar")
     assert variants.dtypes == ("bool,bool", "bool")
+    assert variants.causes == ("TosaValueError: Unsupported dtype torch.bool for EQUAL",), variants
+
+
+def test_one_operator_whose_lowering_refuses_two_dtypes_in_two_ways_is_one_class_listing_both():
+    """atan under TOSA-1.0+FP is accepted on int32 and on bool; its lowering refuses each, in other words."""
+    schema = (("_operands", ("self",)),)
+    results = [_run(_one_step("aten.atan.default", (2, 3), dtype, params=schema), "TOSA-1.0+FP")
+               for dtype in ("int32", "bool")]
+    keys = [class_of(result) for result in results]
+    assert keys[0] == keys[1] and keys[0].cause == DTYPE_REFUSAL and keys[0].origin == "aten.atan", keys
+    variants = variants_of(results[0]) | variants_of(results[1])
+    assert variants.dtypes == ("int32", "bool") and len(variants.causes) == 2, variants
+    assert "causes" in str(variants)
+    # operands of two dtypes are a cause of their own, as the EXT-INT64 review's CONCATs
+    mixed = _run(Program((Leaf("x0", "input", (2, 3), "int32", "random", 1),
+                          Leaf("x1", "input", (2, 3), "bool", "mask", 2)), (Step("maximum", ("x0", "x1")),), ("v0",)))
+    assert class_of(mixed).cause != DTYPE_REFUSAL and "matching dtypes" in class_of(mixed).cause
+
+
+def test_an_illegal_graph_whose_origin_shares_an_operator_with_a_class_is_that_class():
+    cast = "'tosa.cast' op illegal: requires specification version compatible with #.#.draft"
+    cat, cat_and_view, where = (ClassKey("illegal_graph", "", cast, origin)
+                                for origin in ("aten.cat", "aten.cat+aten.view_copy", "aten.where"))
+    assert same_class(cat, cat_and_view) and not same_class(cat, where)
+    assert class_among([where, cat], cat_and_view) is cat and class_among([where], cat_and_view) is cat_and_view
 
 
 def test_a_wrong_result_is_listed_before_a_more_frequent_lowering_error():
@@ -65,6 +92,28 @@ def test_a_wrong_result_is_listed_before_a_more_frequent_lowering_error():
     assert [f.kind for f in findings] == ["mismatch", "lowering_error"]
     assert [f.severity for f in findings] == [Severity.WRONG_RESULT, Severity.LOWERING_ERROR]
     assert findings[0].to_dict()["severity"] == "wrong_result"
+
+
+def test_an_approximation_within_executorchs_own_tolerance_is_imprecise_listed_last_not_a_wrong_result():
+    """acos is lowered to a rational approximation, a chain of TOSA operators (on a buffer, folded into one constant while
+    lowering): about 1e-3 off, beyond float32's resolution and within the atol = rtol = 1e-3 executorch's FP
+    pipeline judges a whole graph by (its own test_acos_tosa_FP passes)."""
+    on_input, on_buffer = (Program((Leaf(name, kind, (8,), "float32", "unit", 1),),
+                                   (Step("aten.acos.default", (name,), (("_operands", ("self",)),)),), ("v0",))
+                           for name, kind in (("x0", "input"), ("buf0", "buffer")))
+    approximated = _run(on_input, "TOSA-1.0+FP")
+    folded = _run(on_buffer, "TOSA-1.0+FP")
+    for result in (approximated, folded):
+        (output,) = result.outputs
+        assert result.numerics.value == "mismatch" and output.within(1e-3, 1e-3) and not output.within(1e-5, 1e-4)
+        assert verdict(result) == "imprecise" and class_of(result).kind == "imprecise"
+    # a constant the backend computed is not judged by CONST's EXACT mode, which compares it with itself
+    assert folded.outputs[0].compliance.startswith("no TOSA compliance mode: its values come from a constant")
+    relu = _one_step("relu", (2, 3), "int32")
+    findings = ordered([_finding(on_input, approximated, count=9), _finding(relu, _run(relu))])
+    assert [f.severity for f in findings] == [Severity.LOWERING_ERROR, Severity.IMPRECISE]
+    source = executorch_test_source(findings[1])
+    assert "TosaPipelineFP" in source and "atol=1e-05" in source and "rtol=0.0001" in source
 
 
 def _hunt(matrix, **size):
@@ -92,6 +141,17 @@ def test_a_budget_bounds_the_whole_hunt_shrinking_included(tmp_path):
     wall = time.perf_counter() - start
     assert wall <= budget + 15, f"{wall:.0f} s for a budget of {budget:.0f} s"
     assert class_of(result) in {f.key for f in found.findings} and all(f.confirmed for f in found.findings)
+
+
+def test_a_wrong_results_share_of_the_shrinking_time_is_larger_than_a_lowering_errors():
+    from workbench.batch.hunt import WRONG_RESULT_SHARE, _Clock
+
+    clock = _Clock(time.perf_counter(), 100.0, workers=2, baseline=False)
+    weights = [WRONG_RESULT_SHARE, 1.0, 1.0]  # one wrong result, then two lowering errors, as _findings orders them
+    first = clock.shrink_deadline(weights[0], sum(weights), classes=3, chunk=4) - time.perf_counter()
+    last = clock.shrink_deadline(weights[2], weights[2], classes=3, chunk=4) - time.perf_counter()
+    assert first == pytest.approx(100.0 * WRONG_RESULT_SHARE / sum(weights), abs=0.5) and WRONG_RESULT_SHARE > 1
+    assert last == pytest.approx(100.0, abs=0.5)  # the last class may use what is left
 
 
 def _planted(accepted):

@@ -16,7 +16,6 @@ Vela flags of the test's compile spec that the workbench's target does not give 
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 
 from ..core.outcomes import FAILED_OUTCOMES, Numerics
@@ -88,28 +87,6 @@ def explain(case, result, failed: list[str]) -> str:
     return ". ".join(p for p in parts if p)
 
 
-def _within(output, atol: float, rtol: float) -> bool | None:
-    """Every value of one output within atol + rtol * |eager|; None when the values are not there to compare."""
-    if output.eager is None or output.reference is None:
-        return None
-    eager, reference = _flat(output.eager), _flat(output.reference)
-    if len(eager) != len(reference):
-        return False
-    for e, r in zip(eager, reference):
-        e, r = float(e), float(r)
-        if math.isnan(e) and math.isnan(r):
-            continue
-        if not abs(e - r) <= atol + rtol * abs(e):
-            return False
-    return True
-
-
-def _flat(values) -> list:
-    if isinstance(values, (list, tuple)):
-        return [v for item in values for v in _flat(item)]
-    return [values]
-
-
 def _tolerance(case, result) -> str:
     wrong = [o for o in result.outputs if not o.match]
     if case.quantize:
@@ -117,7 +94,7 @@ def _tolerance(case, result) -> str:
         return (f"the test compares INT outputs within qtol={case.qtol} quantization step(s) of the output's scale and "
                 "against the float model; the workbench within executorch's default of one step, against the "
                 f"quantized model run eagerly ({steps or 'no steps measured'})")
-    verdicts = [_within(o, case.atol, case.rtol) for o in wrong]
+    verdicts = [o.within(case.atol, case.rtol) for o in wrong]
     shown = ", ".join(f"output {o.index} ({o.dtype}) max |diff| {o.max_abs_error:.3g}, judged by {o.yardstick}"
                       + (f": {o.compliance}" if o.compliance else "") for o in wrong if o.max_abs_error is not None)
     if verdicts and all(v for v in verdicts):

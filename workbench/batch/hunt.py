@@ -17,9 +17,10 @@ profile such as the same profile without an extension) a program is a finding on
 contract.
 
 A budget of seconds is the hunt's whole wall time. The search stops when what is left is what the classes found so
-far need (SHRINK_RUNS runs each at the speed the search measured, and a fresh rerun each), but keeps at least half
-the budget (SHRINK_SHARE); each class, worst first, then shrinks until its share of what is left runs out. A class
-whose share ran out is reported with the smallest program that got there, confirmed but `shrunk=False`.
+far need (SHRINK_RUNS runs each at the speed the search measured, and a fresh rerun each), but keeps at least 60%
+of the budget (SHRINK_SHARE); each class, worst first, then shrinks until its share of what is left runs out (a wrong
+result's or an illegal graph's share WRONG_RESULT_SHARE times another's). A class whose share ran out is reported
+with the smallest program that got there, confirmed but `shrunk=False`.
 """
 
 from __future__ import annotations
@@ -35,19 +36,25 @@ from ..core.outcomes import COMPILE_FAILURES, Numerics
 from ..pipeline.case import Case
 from ..stack.call_scope import scoped
 from .hunt_examples import Examples
-from .hunt_findings import (ClassKey, Finding, HuntResult, HuntStats, Variants, class_of, member_label, member_size,
-                            ordered, severity, variants_of, verdict, worse)
+from .hunt_findings import (NUMERIC_KINDS, ClassKey, Finding, HuntResult, HuntStats, Severity, Variants, class_among,
+                            class_of, member_label, member_size, ordered, same_class, severity, variants_of, verdict,
+                            worse)
 from .hunt_runner import Elsewhere, Runner
 from .hunt_space import HuntSpace
 from .hunt_shrink import shrink
 from .matrix import Matrix
 from .progress import ProgressBar
 
-PROGRAMS_PER_WORKER = 8  # programs drawn per worker before each batch runs
+# programs drawn per worker before each batch runs: each batch forks its workers and waits for its slowest program,
+# so a batch is large enough for neither to count
+PROGRAMS_PER_WORKER = 24
 # A program is a few small operators: one that runs a minute has hung, and a hunt's budget is minutes.
 CASE_TIMEOUT_SECONDS = 60.0
-SHRINK_SHARE = 0.5  # at most this share of a budget is kept from the search for shrinking and confirming
+SHRINK_SHARE = 0.4  # at most this share of a budget is kept from the search for shrinking and confirming
 SHRINK_RUNS = 40  # about the runs a class's shrinking takes: what the search keeps time for, per class
+# a wrong result's (or an illegal graph's) share of the shrinking time against another class's: the worst are shrunk
+# to their smallest first, and a shrunk mismatch reruns traced
+WRONG_RESULT_SHARE = 4.0
 
 
 def _so_far(stats: HuntStats) -> dict:
@@ -96,12 +103,13 @@ class _Clock:
         fit = int(searching * self.workers / (self.case_seconds * cases_per_program))
         return max(min(most, fit), min(most, self.workers))
 
-    def shrink_deadline(self, classes_left: int, classes: int, chunk: int) -> float | None:
-        """When the next of `classes_left` classes starts its last batch of `chunk` shrinking runs: that batch ends
-        within an equal share of what is left after the fresh reruns of all `classes`."""
+    def shrink_deadline(self, weight: float, weights_left: float, classes: int, chunk: int) -> float | None:
+        """When the next class starts its last batch of `chunk` shrinking runs: that batch ends within its share,
+        `weight` of the `weights_left` of the classes still to shrink, of what is left after the fresh reruns of all
+        `classes`."""
         if self.deadline is None:
             return None
-        share = (self.left() - self.confirming(classes)) / classes_left
+        share = (self.left() - self.confirming(classes)) * weight / weights_left
         return time.perf_counter() + share - chunk * (self.case_seconds or 0.0) / self.workers
 
 
@@ -197,7 +205,7 @@ def _search(space: HuntSpace, runner: Runner, stats: HuntStats, clock: _Clock, p
 def _classify(classes: dict, stats: HuntStats, start: float, broke: list) -> None:
     for program, result in broke:
         stats.first_seconds.setdefault(member_label(result), time.perf_counter() - start)
-        classes.setdefault(class_of(result), []).append((program, result))
+        classes.setdefault(class_among(classes, class_of(result)), []).append((program, result))
     stats.classes = len(classes)
 
 
@@ -235,12 +243,12 @@ def _judged(space: HuntSpace, runner: Runner, stats: HuntStats, batch: list, *, 
 
 def _traced(runner: Runner, broken: list) -> list:
     """`broken` with each mismatch rerun traced, so that its class names the first diverging node's operator."""
-    wanted = [i for i, (_, r) in enumerate(broken) if verdict(r) == Numerics.MISMATCH.value and not r.case.trace]
+    wanted = [i for i, (_, r) in enumerate(broken) if verdict(r) in NUMERIC_KINDS and not r.case.trace]
     if not wanted:
         return broken
     traced = list(broken)
     for i, (rerun,) in zip(wanted, runner.run([[broken[i][1].case.replace(trace=True)] for i in wanted])):
-        if verdict(rerun) == Numerics.MISMATCH.value:
+        if verdict(rerun) in NUMERIC_KINDS:
             traced[i] = (broken[i][0], rerun)
     return traced
 
@@ -259,9 +267,9 @@ def _same_way(key: ClassKey):
         found = class_of(result) if verdict(result) == key.kind else None
         if found is None:
             return False
-        if key.kind == Numerics.MISMATCH.value:
+        if key.kind in NUMERIC_KINDS:
             return (found.failing_pass, found.cause) == (key.failing_pass, key.cause)
-        return found == key
+        return same_class(found, key)
 
     return same
 
@@ -271,10 +279,11 @@ def _findings(space: HuntSpace, runner: Runner, stats: HuntStats, classes: dict,
     """Each class, worst first, shrunk within its share of the clock, then all rerun fresh at once (traced for a
     mismatch); the confirmed ones as findings, a lowering error's with its culprits while time is left."""
     order = sorted(classes.items(), key=lambda item: (severity(item[0].kind), -len(item[1])))
+    weights = [WRONG_RESULT_SHARE if severity(key.kind) <= Severity.ILLEGAL_TOSA else 1.0 for key, _ in order]
     bar = ProgressBar(progress, len(order), "shrink", "class")
     shrunk = []
     for position, (key, members) in enumerate(order):
-        deadline = clock.shrink_deadline(len(order) - position, len(order), 2 * runner.size)
+        deadline = clock.shrink_deadline(weights[position], sum(weights[position:]), len(order), 2 * runner.size)
         program, result = min(members, key=member_size)
         finished = False
         if deadline is None or deadline > time.perf_counter():
@@ -327,8 +336,8 @@ def _confirmed(space: HuntSpace, runner: Runner, stats: HuntStats, shrunk: list)
         variants = Variants()
         for _, member in members:
             variants |= variants_of(member)
-        findings.append(Finding(class_of(rerun), program, rerun, len(members), members[0][0], True, baseline,
-                                variants=variants | variants_of(rerun), shrunk=finished))
+        findings.append(Finding(class_among([key], class_of(rerun)), program, rerun, len(members), members[0][0], True,
+                                baseline, variants=variants | variants_of(rerun), shrunk=finished))
     return findings
 
 
@@ -348,11 +357,11 @@ def _merged(findings: list[Finding]) -> list[Finding]:
     """Findings whose shrunk representatives fall in one class, as one (the smallest, the counts added)."""
     by_key: dict[ClassKey, Finding] = {}
     for finding in findings:
-        held = by_key.get(finding.key)
+        key = class_among(by_key, finding.key)
+        held = by_key.get(key)
         if held is None:
-            by_key[finding.key] = finding
+            by_key[key] = finding
             continue
         smaller = min((held, finding), key=lambda f: (f.compute_nodes, f.program.size()))
-        by_key[finding.key] = replace(smaller, count=held.count + finding.count,
-                                      variants=held.variants | finding.variants)
+        by_key[key] = replace(smaller, count=held.count + finding.count, variants=held.variants | finding.variants)
     return list(by_key.values())

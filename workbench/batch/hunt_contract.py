@@ -11,13 +11,17 @@ decides anything (its export, or its conversion to edge) fails on its own: it is
 output that only the workbench's dtype tolerance judged (no TOSA compliance mode: a chain of operators) in a
 delegate that accumulates (REDUCE_SUM, MATMUL, a convolution, AVG_POOL2D: what the conformance suite judges as
 dot products, whose allowed error grows with their length) is not judged either: the dtype tolerance does not
-allow for the accumulation the specification allows, so such a mismatch is counted, not reported.
+allow for the accumulation the specification allows, so such a mismatch is counted, not reported. A float
+mismatch that only the dtype tolerance judged and that stays within the tolerance executorch's own FP pipelines
+give a whole graph (core/dtypes.py: FP_PIPELINE_*) is `imprecise`: a real deviation (an approximating
+decomposition, acos as a chain of 60 TOSA operators), reported last, not as a wrong result.
 """
 
 from __future__ import annotations
 
 from enum import IntEnum
 
+from ..core import dtypes as _dtypes
 from ..core.outcomes import Numerics, Outcome
 from ..core.records import CaseResult
 
@@ -27,6 +31,9 @@ BROKEN_NUMERICS = (Numerics.MISMATCH, Numerics.REFERENCE_ERROR, Numerics.UNPREDI
 OWN_FAILURE_STAGES = ("eager", "quantize", "export", "to_edge")
 UNJUDGED = "discard: float mismatch by the dtype tolerance alone, beside an accumulation"
 ILLEGAL_GRAPH = "illegal_graph"
+IMPRECISE = "imprecise"
+# the kinds whose class is judged on numbers (traced, named by yardstick and first divergence)
+NUMERIC_KINDS = (Numerics.MISMATCH.value, IMPRECISE)
 
 
 def verdict(result: CaseResult) -> str | None:
@@ -43,19 +50,33 @@ def verdict(result: CaseResult) -> str | None:
         return ILLEGAL_GRAPH  # what the profile does not allow was delegated, whatever it computed
     if result.numerics == Numerics.MISMATCH and _tolerance_beside_accumulation(result):
         return UNJUDGED
+    if result.numerics == Numerics.MISMATCH and _within_pipeline_tolerance(result):
+        return IMPRECISE
     if result.numerics in BROKEN_NUMERICS:
         return result.numerics.value
     return None
 
 
+def _by_tolerance_alone(result: CaseResult) -> list:
+    """The wrong outputs when every one is a float judged by the dtype tolerance alone; [] otherwise (a dtype or
+    shape that differs, an integer, or a compliance mode's verdict is judged as it is)."""
+    wrong = [o for o in result.outputs if not o.match]
+    if any(o.note or not o.dtype.startswith(("float", "bfloat")) or o.yardstick.startswith("TOSA") for o in wrong):
+        return []
+    return wrong
+
+
 def _tolerance_beside_accumulation(result: CaseResult) -> bool:
     from ..stack.tosa import conformance
 
-    wrong = [o for o in result.outputs if not o.match]
-    if not wrong or any(o.note or not o.dtype.startswith(("float", "bfloat")) or o.yardstick.startswith("TOSA")
-                        for o in wrong):
-        return False  # a dtype or shape that differs, an integer, or a compliance mode's verdict is judged
-    return any(conformance.accumulates(op) for delegate in result.delegates for op in delegate.tosa_op_names)
+    return bool(_by_tolerance_alone(result)) and any(
+        conformance.accumulates(op) for delegate in result.delegates for op in delegate.tosa_op_names)
+
+
+def _within_pipeline_tolerance(result: CaseResult) -> bool:
+    wrong = _by_tolerance_alone(result)
+    return bool(wrong) and all(o.within(max(o.atol, _dtypes.FP_PIPELINE_ATOL), max(o.rtol, _dtypes.FP_PIPELINE_RTOL))
+                               for o in wrong)
 
 
 def worse(result: CaseResult, baseline: CaseResult | None) -> bool:
@@ -69,7 +90,8 @@ def worse(result: CaseResult, baseline: CaseResult | None) -> bool:
 class Severity(IntEnum):
     """How bad a break of the contract is, worst first: wrong results that raised nothing, then what a reviewer
     catches anyway (illegal TOSA, the reference model's refusal, a failed lowering or Vela compile), then crashes
-    and hangs. Findings are listed in this order."""
+    and hangs, and last floats beyond their dtype's resolution that executorch's own tolerance admits. Findings
+    are listed in this order."""
 
     WRONG_RESULT = 0
     UNPREDICTABLE = 1
@@ -78,12 +100,14 @@ class Severity(IntEnum):
     LOWERING_ERROR = 4
     CRASH = 5
     HANG = 6
+    IMPRECISE = 7
 
 
 SEVERITY = {Numerics.MISMATCH.value: Severity.WRONG_RESULT, Numerics.UNPREDICTABLE.value: Severity.UNPREDICTABLE,
             ILLEGAL_GRAPH: Severity.ILLEGAL_TOSA, Numerics.REFERENCE_ERROR.value: Severity.REFERENCE_ERROR,
             Outcome.LOWERING_ERROR.value: Severity.LOWERING_ERROR, Outcome.VELA_ERROR.value: Severity.LOWERING_ERROR,
-            Outcome.CRASHED.value: Severity.CRASH, Outcome.TIMEOUT.value: Severity.HANG}
+            Outcome.CRASHED.value: Severity.CRASH, Outcome.TIMEOUT.value: Severity.HANG,
+            IMPRECISE: Severity.IMPRECISE}
 
 
 def severity(kind) -> Severity:

@@ -14,11 +14,11 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ..core.outcomes import Numerics, is_quantize_dequantize
+from ..core.outcomes import Outcome, is_quantize_dequantize
 from ..core.quantization import call_arguments
 from ..core.records import ArmBackend, CaseResult
 # the contract is read beside the classes: its names are here too
-from .hunt_contract import ILLEGAL_GRAPH, SEVERITY, Severity, severity, verdict, worse  # noqa: F401
+from .hunt_contract import ILLEGAL_GRAPH, NUMERIC_KINDS, SEVERITY, Severity, severity, verdict, worse  # noqa: F401
 
 _NUMBER = re.compile(r"\d+")
 # a dtype as torch, TOSA or a profile's extension spells it: masked in a class's cause, listed in its variants
@@ -27,6 +27,15 @@ _DTYPE_WORD = re.compile(r"(?<![A-Za-z0-9_])(?:torch\.)?(?:(?:u?int|b?float|comp
 # a shape: (1, 1), (1,), [2, 3], torch.Size([2, 3]), ()
 _SHAPE = re.compile(r"torch\.Size\(\[[-\d,\s]*\]\)|(?<![A-Za-z0-9_])[(\[]\s*-?\d+\s*(?:,\s*-?\d+\s*)*,?\s*[)\]]|"
                     r"(?<=shape=)\(\)")
+
+
+# What a lowering says when it refuses a dtype the partitioner accepted, in masked words: whichever dtype, TOSA
+# operator or check said it, one cause per operator (the dtypes are the class's variants, the words its causes).
+# Operands of two dtypes ("Expected matching dtypes", "CONCAT requires matching dtypes") are a cause of their own.
+_DTYPE_REFUSAL = re.compile(r"Unsupported dtype <dtype>|doesn't support (?:<dtype>|integer)|"
+                            r"requires (?:<dtype>|[\w-]+) inputs?,? (?:but )?got <dtype>|"
+                            r"to have one of the following dtypes|on a <dtype> tensor is not supported")
+DTYPE_REFUSAL = "the lowering refuses a dtype the partitioner accepted"
 
 
 def masked(text: str, names=()) -> str:
@@ -58,7 +67,7 @@ def without_overload(target: str) -> str:
 class ClassKey:
     """What makes two counterexamples one class: one cause."""
 
-    kind: str  # the contract's verdict: "mismatch", "lowering_error", "illegal_graph", ...
+    kind: str  # the contract's verdict: "mismatch", "imprecise", "lowering_error", "illegal_graph", ...
     failing_pass: str = ""  # "" when none
     cause: str = ""  # the root cause, masked (see `masked`)
     origin: str = ""  # the origin operator without its overload ("aten.permute_copy"), "" when none
@@ -71,18 +80,22 @@ class Variants:
     dtypes: tuple[str, ...] = ()  # accepted input dtypes of the origin operator's node ("int64,int32", ...)
     shapes: tuple[str, ...] = ()  # the shapes its message named ("(1, 1)", ...)
     overloads: tuple[str, ...] = ()  # the origin operator with its overload ("aten.eq.Tensor", "aten.eq.Scalar")
+    causes: tuple[str, ...] = ()  # the root causes in their own words ("Unsupported dtype torch.bool for MUL", ...)
 
     def __or__(self, other: "Variants") -> "Variants":
         return Variants(*(tuple(dict.fromkeys(mine + theirs)) for mine, theirs in
                           ((self.dtypes, other.dtypes), (self.shapes, other.shapes),
-                           (self.overloads, other.overloads))))
+                           (self.overloads, other.overloads), (self.causes, other.causes))))
 
     def to_dict(self) -> dict:
-        return {"dtypes": list(self.dtypes), "shapes": list(self.shapes), "overloads": list(self.overloads)}
+        return {"dtypes": list(self.dtypes), "shapes": list(self.shapes), "overloads": list(self.overloads),
+                "causes": list(self.causes)}
 
     def __str__(self) -> str:
+        """The dtypes, shapes and overloads seen, and the causes' words when there was more than one."""
         parts = [f"{name} {' | '.join(values)}" for name, values in
-                 (("dtypes", self.dtypes), ("shapes", self.shapes), ("overloads", self.overloads)) if values]
+                 (("dtypes", self.dtypes), ("shapes", self.shapes), ("overloads", self.overloads),
+                  ("causes", self.causes if len(self.causes) > 1 else ())) if values]
         return "; ".join(parts)
 
 
@@ -106,7 +119,7 @@ def _origin_target(result: CaseResult) -> str:
     error = result.error
     if kind == ILLEGAL_GRAPH:
         return _illegal_operator_targets(result) or _delegated_targets(result)
-    if kind == Numerics.MISMATCH.value or error is None:
+    if kind in NUMERIC_KINDS or error is None:
         return _diverging_target(result) or _delegated_targets(result)
     node = error.failing_node
     # a placeholder (an input, buffer or constant) came from no operator, whichever operator reads it
@@ -132,7 +145,7 @@ def cause_text(result: CaseResult) -> str:
     error = result.error
     if kind == ILLEGAL_GRAPH:
         return result.spec_check.message
-    if kind == Numerics.MISMATCH.value or error is None:
+    if kind in NUMERIC_KINDS or error is None:
         return _judged(result)
     return f"{error.root_cause_type}: {error.root_cause}"
 
@@ -144,8 +157,24 @@ def class_of(result: CaseResult) -> ClassKey:
     if error is not None and error.failing_node is not None:
         names.append(error.failing_node.name)
     origin = "+".join(sorted({without_overload(t) for t in _origin_target(result).split("+") if t}))
-    return ClassKey(verdict(result) or "", (error.failing_pass or "") if error is not None else "",
-                    masked(cause_text(result), names), origin)
+    kind, cause = verdict(result) or "", masked(cause_text(result), names)
+    if kind == Outcome.LOWERING_ERROR.value and _DTYPE_REFUSAL.search(cause):
+        cause = DTYPE_REFUSAL
+    return ClassKey(kind, (error.failing_pass or "") if error is not None else "", cause, origin)
+
+
+def same_class(a: ClassKey, b: ClassKey) -> bool:
+    """Whether two keys are one cause: equal, or equal but for origins that share an operator (an illegal graph's
+    origin is every node that became the refused TOSA operator: `cat` alone, or `cat` and the unsqueeze it reads)."""
+    if a == b:
+        return True
+    return ((a.kind, a.failing_pass, a.cause) == (b.kind, b.failing_pass, b.cause)
+            and bool(set(filter(None, a.origin.split("+"))) & set(filter(None, b.origin.split("+")))))
+
+
+def class_among(keys, key: ClassKey) -> ClassKey:
+    """The key among `keys` that is one cause with `key` (the first found), else `key`."""
+    return next((k for k in keys if same_class(k, key)), key)
 
 
 def variants_of(result: CaseResult) -> Variants:
@@ -154,7 +183,7 @@ def variants_of(result: CaseResult) -> Variants:
     dtypes = accepted_dtypes(result, origin).split(" | ") if "+" not in origin else []
     shapes = tuple(dict.fromkeys(_SHAPE.findall(cause_text(result))))
     overloads = tuple(t for t in origin.split("+") if t.count(".") >= 2)
-    return Variants(tuple(d for d in dtypes if d), shapes, overloads)
+    return Variants(tuple(d for d in dtypes if d), shapes, overloads, (cause_text(result),))
 
 
 def member_label(result: CaseResult) -> str:

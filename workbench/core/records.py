@@ -4,6 +4,7 @@ the case it ran (`CaseResult.case`, a pipeline.case.Case), which `to_dict()` lea
 from __future__ import annotations
 
 import base64
+import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -128,6 +129,12 @@ class DelegateRecord:
         }
 
 
+def _flat(values) -> list:
+    if isinstance(values, (list, tuple)):
+        return [v for item in values for v in _flat(item)]
+    return [values]
+
+
 @dataclass(frozen=True)
 class OutputComparison:
     index: int
@@ -156,6 +163,15 @@ class OutputComparison:
     def steps_text(self) -> str:
         """'0.98 steps of 0.00744' for a quantized output; empty otherwise."""
         return steps_text(self.max_steps, self.scale)
+
+    def within(self, atol: float, rtol: float) -> bool | None:
+        """Whether every value is within atol + rtol * |eager| of eager's; None when the values are not all here
+        to compare (shapes that differ, or an output larger than what a result keeps)."""
+        pairs = [] if self.eager is None or self.reference is None else [
+            (float(e), float(r)) for e, r in zip(_flat(self.eager), _flat(self.reference))]
+        if len(pairs) != self.numel or len(_flat(self.reference)) != self.numel:
+            return None
+        return all(abs(e - r) <= atol + rtol * abs(e) or (math.isnan(e) and math.isnan(r)) for e, r in pairs)
 
     def __repr__(self) -> str:
         """The comparison without its values (they are `eager` and `reference`)."""

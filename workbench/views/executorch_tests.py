@@ -7,7 +7,8 @@ of executorch.backends.arm.test.tester.test_pipeline that the finding calls for:
   executorch's tests pass them; EthosU55PipelineINT / EthosU85PipelineINT for an Ethos-U target, which run on an
   FVP when one is installed, and beside it TosaPipelineINT on the target's TOSA specification, which runs the
   reference model), for every kind but an illegal graph: it fails where executorch's own output comparison,
-  reference model or lowering does;
+  reference model or lowering does (an imprecise float, which executorch's default tolerance admits, with the
+  tolerance that judged it);
 - OpNotSupportedPipeline where the contract says the node should have stayed on CPU: what an illegal graph
   delegated, and the origin operator of a failed lowering (accepted, it must lower; the other fix is to reject it).
 The file imports nothing of the workbench: it runs under plain pytest wherever executorch is installed, without
@@ -21,8 +22,9 @@ import re
 import textwrap
 from pathlib import Path
 
-from ..batch.hunt_contract import ILLEGAL_GRAPH
+from ..batch.hunt_contract import ILLEGAL_GRAPH, IMPRECISE
 from ..catalogue.program import CLASS_NAME
+from ..core.dtypes import FP_PIPELINE_ATOL, FP_PIPELINE_RTOL
 from ..core.errors import WorkbenchError
 from ..core.outcomes import Numerics, Outcome, is_quantize_dequantize
 from ..core.quantization import parse as parse_quantization
@@ -95,7 +97,9 @@ def observed(finding) -> str:
     said = {Numerics.REFERENCE_ERROR.value: f"the TOSA reference model refuses the delegated graph: "
                                             f"{finding.root_cause}",
             Numerics.UNPREDICTABLE.value: "the delegate computes what the TOSA specification leaves unpredictable "
-                                          f"on these values: {wrong or finding.root_cause}"
+                                          f"on these values: {wrong or finding.root_cause}",
+            IMPRECISE: f"no error is raised, and {wrong or finding.root_cause}, within the tolerance executorch's "
+                       f"FP pipelines give a whole graph (atol {FP_PIPELINE_ATOL:g}, rtol {FP_PIPELINE_RTOL:g})",
             }.get(kind, f"no error is raised, and {wrong or finding.root_cause}")
     return f"The partitioner delegates {delegated} to TOSA; {said}.{first}"
 
@@ -107,6 +111,9 @@ def expected(finding) -> str:
                 "on CPU by the partitioner (the not-delegated test passes).")
     if kind == ILLEGAL_GRAPH:
         return "What the profile does not allow stays on CPU: the partitioner rejects it."
+    if kind == IMPRECISE:
+        return ("The delegate computes what eager PyTorch computes to the resolution of the output's dtype, or says "
+                "in its documentation how far it approximates.")
     return "The delegate computes what eager PyTorch computes, or the partitioner leaves the node on CPU."
 
 
@@ -250,6 +257,9 @@ def _tosa_test(finding, name, module_class, profile, dynamic) -> tuple[str, str]
         arguments.append("dynamic_shapes=dynamic_shapes")
     if _exact(result):
         arguments += ["atol=0", "rtol=0", "qtol=0"]  # integer and bool outputs are judged exactly
+    elif finding.kind == IMPRECISE:  # within the pipeline's default tolerance: the test states the dtype's
+        wrong = [o for o in result.outputs if not o.match]
+        arguments += [f"atol={min(o.atol for o in wrong)!r}", f"rtol={min(o.rtol for o in wrong)!r}"]
     after = []
     if integer and result.quantization:
         more, after = _quantization(result.quantization, "int16" in extensions, _TOSA_PIPELINE_A16W8_EPSILON,

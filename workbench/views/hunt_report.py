@@ -42,6 +42,8 @@ def issue_title(finding) -> str:
         Severity.HANG: f"Arm backend: lowering {origin} {under} hangs",
         Severity.UNPREDICTABLE: f"Arm backend: {origin} {under} computes what TOSA leaves unpredictable on these "
                                 "values",
+        Severity.IMPRECISE: f"Arm backend: {origin} is delegated {under} and deviates from eager beyond the "
+                            "float's resolution (within executorch's test tolerance)",
     }.get(severity, f"Arm backend: {origin} is delegated {under} and returns wrong values, raising nothing")
 
 
