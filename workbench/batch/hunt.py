@@ -18,8 +18,8 @@ contract.
 
 A budget of seconds is the hunt's whole wall time. The search stops when what is left is what the classes found so
 far need (SHRINK_RUNS runs each at the speed the search measured, and a fresh rerun each), but keeps at least 60%
-of the budget (SHRINK_SHARE); each class, worst first, then shrinks until its share of what is left runs out (a wrong
-result's or an illegal graph's share WRONG_RESULT_SHARE times another's). A class whose share ran out is reported
+of the budget (SHRINK_SHARE); each class, worst first, then shrinks until its share of what is left runs out (a wrong,
+unpredictable or illegal result's share WRONG_RESULT_SHARE times another's). A class whose share ran out is reported
 with the smallest program that got there, confirmed but `shrunk=False`.
 """
 
@@ -52,8 +52,8 @@ PROGRAMS_PER_WORKER = 24
 CASE_TIMEOUT_SECONDS = 60.0
 SHRINK_SHARE = 0.4  # at most this share of a budget is kept from the search for shrinking and confirming
 SHRINK_RUNS = 40  # about the runs a class's shrinking takes: what the search keeps time for, per class
-# a wrong result's (or an illegal graph's) share of the shrinking time against another class's: the worst are shrunk
-# to their smallest first, and a shrunk mismatch reruns traced
+# the share of the shrinking time of a class up to illegal TOSA in severity (a wrong result, an unpredictable one, an
+# illegal graph) against another class's: the worst are shrunk to their smallest first, and a mismatch reruns traced
 WRONG_RESULT_SHARE = 4.0
 
 
