@@ -7,6 +7,7 @@ Outcome (what the partitioner and lowering did):
   lowering_error  conversion to edge, partitioning or TOSA lowering raised
                   (typically: the partitioner accepted a node that lowering cannot carry)
   vela_error      an Ethos-U target only: TOSA lowering succeeded, then Vela refused the TOSA graph
+  vgf_error       a VGF target only: TOSA lowering succeeded, then Arm's ML SDK model-converter refused the graph
   export_error    the model could not be quantized or exported with torch.export
   crashed         the isolated child process running the case was killed by a signal (e.g. SIGSEGV in
                   native code); the error names the signal and the stage it was in
@@ -18,6 +19,8 @@ Numerics (what the TOSA reference model computed against eager PyTorch):
   not_run          nothing was delegated, an earlier stage failed, or the eager run failed (there is nothing
                    to compare with: the result's error names the eager stage; partitioning and lowering ran)
   reference_error  the reference model rejected the TOSA graph or the program could not be executed
+  vgf_error        a VGF target only: the delegates' `.vgf` files could not be run on the Vulkan device (the
+                   scenario runner or the ML emulation layer refused); the reference model's numbers stand beside it
   unpredictable    the reference model ran the graph and returned TOSA_UNPREDICTABLE: the TOSA specification
                    leaves these inputs' result unpredictable (a REQUIRE of an operator fails, e.g. an integer ADD
                    that overflows); the error names the status, the operator and the reference model's words.
@@ -43,6 +46,7 @@ class Outcome(str, Enum):
     FALLBACK = "fallback"
     LOWERING_ERROR = "lowering_error"
     VELA_ERROR = "vela_error"
+    VGF_ERROR = "vgf_error"
     EXPORT_ERROR = "export_error"
     CRASHED = "crashed"
     TIMEOUT = "timeout"
@@ -57,6 +61,7 @@ class Numerics(str, Enum):
     NOT_RUN = "not_run"
     REFERENCE_ERROR = "reference_error"
     UNPREDICTABLE = "unpredictable"
+    VGF_ERROR = "vgf_error"
 
     def __str__(self) -> str:
         return self.value
@@ -72,8 +77,10 @@ class Stage(str, Enum):
     PARTITION = "partition"
     LOWERING = "lowering"
     VELA = "vela"  # Vela compiling a delegate's TOSA graph for an Ethos-U target
+    VGF_COMPILE = "vgf_compile"  # model-converter compiling a delegate's TOSA graph for a VGF target
     REFERENCE = "reference"
     COMPARE = "compare"
+    VGF_RUN = "vgf_run"  # the scenario runner running the delegates' .vgf files on the Vulkan device
 
     def __str__(self) -> str:
         return self.value
@@ -89,18 +96,20 @@ FAILURE_OUTCOME: dict[Stage, Outcome] = {
     Stage.PARTITION: Outcome.LOWERING_ERROR,
     Stage.LOWERING: Outcome.LOWERING_ERROR,
     Stage.VELA: Outcome.VELA_ERROR,
+    Stage.VGF_COMPILE: Outcome.VGF_ERROR,
 }
 FAILURE_NUMERICS: dict[Stage, Numerics] = {
     Stage.REFERENCE: Numerics.REFERENCE_ERROR,
     Stage.COMPARE: Numerics.REFERENCE_ERROR,
+    Stage.VGF_RUN: Numerics.VGF_ERROR,
 }
 
 # Outcomes that mean the case did not get through, and numerics that mean the numbers are not to be trusted.
-FAILED_OUTCOMES = frozenset({Outcome.LOWERING_ERROR, Outcome.VELA_ERROR, Outcome.EXPORT_ERROR, Outcome.CRASHED,
-                             Outcome.TIMEOUT})
+FAILED_OUTCOMES = frozenset({Outcome.LOWERING_ERROR, Outcome.VELA_ERROR, Outcome.VGF_ERROR, Outcome.EXPORT_ERROR,
+                             Outcome.CRASHED, Outcome.TIMEOUT})
 # Outcomes of a backend that accepted nodes it then could not compile: the culprit search looks for those nodes.
-COMPILE_FAILURES = frozenset({Outcome.LOWERING_ERROR, Outcome.VELA_ERROR})
-FAILED_NUMERICS = frozenset({Numerics.MISMATCH, Numerics.REFERENCE_ERROR, Numerics.UNPREDICTABLE})
+COMPILE_FAILURES = frozenset({Outcome.LOWERING_ERROR, Outcome.VELA_ERROR, Outcome.VGF_ERROR})
+FAILED_NUMERICS = frozenset({Numerics.MISMATCH, Numerics.REFERENCE_ERROR, Numerics.UNPREDICTABLE, Numerics.VGF_ERROR})
 # Outcomes of a child process that stopped: never cached, since running again may end differently.
 STOPPED_OUTCOMES = frozenset({Outcome.CRASHED, Outcome.TIMEOUT})
 
@@ -110,6 +119,7 @@ COLOURS: dict[Outcome, str] = {
     Outcome.FALLBACK: "#ff9800",
     Outcome.LOWERING_ERROR: "#e53935",
     Outcome.VELA_ERROR: "#ad1457",
+    Outcome.VGF_ERROR: "#00838f",
     Outcome.EXPORT_ERROR: "#8e24aa",
     Outcome.CRASHED: "#5d4037",
     Outcome.TIMEOUT: "#546e7a",
@@ -120,11 +130,13 @@ CODES: dict[Outcome, str] = {
     Outcome.FALLBACK: "F",
     Outcome.LOWERING_ERROR: "LE",
     Outcome.VELA_ERROR: "VE",
+    Outcome.VGF_ERROR: "GE",
     Outcome.EXPORT_ERROR: "EE",
     Outcome.CRASHED: "C",
     Outcome.TIMEOUT: "T",
 }
-MARKS: dict[Numerics, str] = {Numerics.MISMATCH: "X", Numerics.REFERENCE_ERROR: "!", Numerics.UNPREDICTABLE: "?"}
+MARKS: dict[Numerics, str] = {Numerics.MISMATCH: "X", Numerics.REFERENCE_ERROR: "!", Numerics.UNPREDICTABLE: "?",
+                              Numerics.VGF_ERROR: "G!"}
 # The colour of a numerics verdict where one is drawn (the explorer's status, a result's HTML page).
 NUMERICS_COLOURS: dict[Numerics, str] = {
     Numerics.MATCH: "#4caf50",
@@ -132,6 +144,7 @@ NUMERICS_COLOURS: dict[Numerics, str] = {
     Numerics.NOT_RUN: "#9e9e9e",
     Numerics.REFERENCE_ERROR: "#8e24aa",
     Numerics.UNPREDICTABLE: "#f9a825",
+    Numerics.VGF_ERROR: "#00838f",
 }
 
 

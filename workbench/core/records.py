@@ -12,7 +12,9 @@ from .backend_record import INSTALLED, ArmBackend, label_of  # noqa: F401 (part 
 from .outcomes import Numerics, Outcome, is_quantize_dequantize  # noqa: F401 (read through records too)
 from .spec_check import SpecCheck
 from .text import case_label, steps_text
+from .trace_row import TraceRow
 from .vela import VelaReport
+from .vgf import VgfFile
 
 @dataclass(frozen=True)
 class FailingNode:
@@ -112,8 +114,9 @@ class DelegateRecord:
     # TosaOpInfo.to_dict() per operator, in order, and where the Arm backend's debug record says, `fx_node`,
     # `role` and `graph_node` (stages/tosa_provenance.py)
     tosa_ops: tuple[dict, ...]
-    flatbuffer: bytes = field(repr=False)  # the TOSA graph (an Ethos-U delegate's: the one Vela compiled)
+    flatbuffer: bytes = field(repr=False)  # the TOSA graph (an Ethos-U or VGF delegate's: the one compiled)
     vela: VelaReport | None = None  # an Ethos-U delegate: what Vela reported compiling it (core/vela.py)
+    vgf: VgfFile | None = None  # a VGF delegate: the .vgf model-converter made of it (core/vgf.py)
 
     @property
     def tosa_op_names(self) -> list[str]:
@@ -126,6 +129,7 @@ class DelegateRecord:
             "flatbuffer_bytes": len(self.flatbuffer),
             "flatbuffer_base64": base64.b64encode(self.flatbuffer).decode("ascii"),
             "vela": None if self.vela is None else self.vela.to_dict(),
+            "vgf": None if self.vgf is None else self.vgf.to_dict(),
         }
 
 
@@ -183,73 +187,6 @@ class OutputComparison:
 
 
 @dataclass(frozen=True)
-class TraceRow:
-    """One tensor of a delegate's TOSA graph (its main block), in graph order, beside the value eager PyTorch gives
-    the FX node it came from (stages/trace.py). A row without an eager value to compare is not judged
-    (`within_tolerance` None) and `note` says why. A node the Arm backend's passes folded away (no tensor of its
-    own) has a row of the tensor that stands for it, after that tensor's row; its note starts "folded:"
-    (stages/trace_folded.py)."""
-
-    delegate: str  # "delegate_0"; a delegate called more than once: "delegate_0 call 2"
-    tosa_op: str  # the operator that makes the tensor; "input" for the graph's inputs
-    tensor: str
-    fx_node: str | None  # the node of the delegate's edge program it came from; None: no FX node
-    dtype: str  # the TOSA data type: FP32, INT8, ...
-    shape: tuple[int, ...]
-    reference: Any = None  # nested lists of the reference model's values (exact: the arrays it returned)
-    eager: Any = None  # the FX node's eager value; for a quantized tensor the float value of what it quantizes
-    # a quantized tensor (INT8 made where the edge program quantizes): both sides dequantized with its own scale
-    reference_dequantized: Any = None
-    eager_dequantized: Any = None
-    max_abs_error: float | None = None
-    max_ulp: float | None = None  # float tensors: the largest error in units in the last place of the eager value
-    max_steps: float | None = None  # quantized tensors: in steps of `scale`
-    snr_db: float | None = None  # quantized tensors: the float value against the dequantized TOSA value
-    scale: float | None = None
-    zero_point: int | None = None
-    within_tolerance: bool | None = None
-    yardstick: str = ""
-    note: str = ""
-    # the FX node whose eager value judged it, where that is not fx_node: the quantize node a convolution's
-    # RESCALE output is the integers of, say
-    judged_against: str | None = None
-    # an accumulator of per-channel weights: its step per output channel (the last axis); `scale` is then None
-    channel_scales: tuple[float, ...] = ()
-
-    def to_dict(self) -> dict:
-        return {**asdict(self), "shape": list(self.shape), "channel_scales": list(self.channel_scales)}
-
-    @classmethod
-    def from_dict(cls, data: dict) -> "TraceRow":
-        return cls(**{k: (tuple(v) if k in ("shape", "channel_scales") else v) for k, v in data.items()})
-
-    def __repr__(self) -> str:
-        """The row without its values (an input of thousands of elements prints them all otherwise); the values
-        are `reference`, `eager` and the dequantized pair."""
-        within = {True: "within", False: "OUT of tolerance", None: "not judged"}[self.within_tolerance]
-        error = self.error_text()
-        return (f"TraceRow({self.tensor!r}, {self.tosa_op}, {self.dtype}{list(self.shape)}, {within}"
-                f"{', ' + error if error else ''})")
-
-    def label(self) -> str:
-        """`aten_tanh_default (tosa_tanh_default in delegate_0)`: where a divergence starts."""
-        return f"{self.fx_node or 'no FX node'} ({self.tensor} in {self.delegate})"
-
-    def error_text(self, *, full: bool = False) -> str:
-        """The error in the row's own terms: "2 steps of 0.0078", "0.5 ULP", else "max_abs_error=3e-07"; with
-        full=True every measure, the note and the yardstick."""
-        steps = steps_text(self.max_steps, self.scale)
-        if self.channel_scales and self.max_steps is not None:
-            steps = f"{self.max_steps:.3g} steps of its channel's scale"
-        ulp = f"{self.max_ulp:.3g} ULP" if self.max_ulp is not None else ""
-        absolute = f"max_abs_error={self.max_abs_error:g}" if self.max_abs_error is not None else ""
-        if not full:
-            return steps or ulp or absolute
-        parts = [absolute, ulp, steps, f"SNR {self.snr_db:.1f} dB" if self.snr_db is not None else "", self.note]
-        return "; ".join(p for p in parts if p) + (f"; judged by {self.yardstick}" if self.yardstick else "")
-
-
-@dataclass(frozen=True)
 class CaseResult:
     op: str
     dtype: str | None
@@ -270,6 +207,9 @@ class CaseResult:
     quantization: str = ""  # how a quantized case was quantized (core/quantization.py); "" when not quantized
     trace: tuple[TraceRow, ...] = ()  # a traced case's tensors, in graph order (empty when not traced)
     spec_check: SpecCheck | None = None  # its TOSA graphs against the specification (None: nothing delegated)
+    # A VGF target's outputs with each delegate run on the Vulkan device (stages/vgf_run.py), judged against eager
+    # as `outputs` are (their `reference` holds the VGF run's values); empty for other targets.
+    vgf_outputs: tuple[OutputComparison, ...] = ()
     # The case that ran (module, inputs, policy and passes as objects), in the process that made the result; None
     # for a result read back from a file or a worker's message until the case is attached.
     case: Any = field(default=None, compare=False, repr=False)
@@ -351,6 +291,7 @@ class CaseResult:
             "trace": [row.to_dict() for row in self.trace],
             "first_divergence": self.first_divergence.fx_node if self.first_divergence else None,
             "spec_check": None if self.spec_check is None else self.spec_check.to_dict(),
+            "vgf_outputs": [asdict(o) for o in self.vgf_outputs],
         }
 
     def __str__(self) -> str:
@@ -380,13 +321,11 @@ def result_from_dict(data: dict) -> CaseResult:
         delegates=tuple(
             DelegateRecord(name=d["name"], tosa_ops=tuple(d["tosa_ops"]),
                            flatbuffer=base64.b64decode(d["flatbuffer_base64"]),
-                           vela=VelaReport.from_dict(d["vela"]) if d.get("vela") else None)
+                           vela=VelaReport.from_dict(d["vela"]) if d.get("vela") else None,
+                           vgf=VgfFile.from_dict(d["vgf"]) if d.get("vgf") else None)
             for d in data.get("delegates", ())
         ),
-        outputs=tuple(
-            OutputComparison(**{k: (tuple(v) if k == "shape" else v) for k, v in o.items()})
-            for o in data.get("outputs", ())
-        ),
+        outputs=_comparisons(data.get("outputs", ())),
         timings=dict(data.get("timings", {})),
         versions=dict(data.get("versions", {})),
         notes=tuple(data.get("notes", ())),
@@ -396,4 +335,9 @@ def result_from_dict(data: dict) -> CaseResult:
         quantization=data.get("quantization", "int8" if data.get("dtype") == "qint8" else ""),
         trace=tuple(TraceRow.from_dict(row) for row in data.get("trace", ())),
         spec_check=SpecCheck.from_dict(data.get("spec_check")),
+        vgf_outputs=_comparisons(data.get("vgf_outputs", ())),
     )
+
+
+def _comparisons(saved) -> tuple[OutputComparison, ...]:
+    return tuple(OutputComparison(**{k: (tuple(v) if k == "shape" else v) for k, v in o.items()}) for o in saved)

@@ -66,7 +66,7 @@ class Case:
         if not isinstance(seed, int) or isinstance(seed, bool):
             raise WorkbenchError(f"seed must be an integer, got {seed!r}")
         quantize = _dtypes.get(dtype).quantized
-        return cls(name=entry.name, dtype=dtype, profile=profiles.parse(profile), policy=policies.get(policy),
+        return cls(name=entry.name, dtype=dtype, profile=profiles.runnable(profile), policy=policies.get(policy),
                    transform_passes=transform_passes_stage.resolve(transform_passes), seed=seed, entry=entry,
                    quantize=quantize, quantization=_checked_quantization(quantize, quantization, f"dtype {dtype}"),
                    arm_backend=loader.arm_backend(), trace=_flag("trace", trace))
@@ -85,7 +85,7 @@ class Case:
         dtypes = sorted({str(t.dtype).removeprefix("torch.") for t in inputs if isinstance(t, torch.Tensor)})
         quantize = quantization is not None
         return cls(name=f"model:{type(module).__name__}",
-                   dtype="qint8" if quantize else ",".join(dtypes) or None, profile=profiles.parse(profile),
+                   dtype="qint8" if quantize else ",".join(dtypes) or None, profile=profiles.runnable(profile),
                    policy=policies.get(policy), transform_passes=transform_passes_stage.resolve(transform_passes),
                    seed=None, module=module, inputs=inputs, quantize=quantize,
                    quantization=_checked_quantization(quantize, quantization, "a model case"),
@@ -146,7 +146,7 @@ class Case:
                                  "case is named by its operator")
         checked = {"name": changes["name"]} if "name" in changes else {}
         if "profile" in changes:
-            checked["profile"] = profiles.parse(changes["profile"])
+            checked["profile"] = profiles.runnable(changes["profile"])
         if "policy" in changes:
             checked["policy"] = policies.get(changes["policy"])
         if "transform_passes" in changes:
@@ -194,7 +194,7 @@ class Case:
     def prepared(self) -> Prepared:
         """The state its profile-independent stages start from (a catalogue entry's module and inputs built now)."""
         quantizer = self.quantizer_profile
-        target = self.profile.target if self.quantize else None
+        target = self.profile.ethos_u if self.quantize else None
         if self.entry is not None:
             return Prepared(label=self.name, dtype=self.dtype, seed=self.seed, module=self.entry.module(self.dtype),
                             inputs=self.entry.inputs(self.dtype, self.seed), quantizer_profile=quantizer,

@@ -145,7 +145,7 @@ def _result(state: Lowering, error) -> CaseResult:
         versions=dict(loader.versions()), notes=tuple(notes),
         arm_backend=loader.arm_backend(), transform_passes=state.case.pass_names,
         quantization=state.case.quantization_name, trace=tuple(state.trace), spec_check=state.spec_check,
-        case=state.case,
+        vgf_outputs=tuple(state.vgf_outputs), case=state.case,
     )
 
 

@@ -14,14 +14,16 @@ from ..core.errors import WorkbenchError
 from ..core.failures import error_info
 from ..core.outcomes import FAILURE_NUMERICS, FAILURE_OUTCOME, Numerics, Outcome
 from ..core.records import ErrorInfo
-from ..stages import compare, compliance, eager, export, lower, quantize, reference, spec_check, trace
+from ..stages import compare, compliance, eager, export, lower, quantize, reference, spec_check, trace, vgf_run
 
 # What a case does once, whatever the profile: it ends in a torch.export program (or an export_error).
 PREPARE = (eager.STAGE, quantize.STAGE, export.STAGE)
 # What it does per profile: partition and lower, check each delegate's TOSA graph against the specification for
 # the profile, run what was delegated, compare with eager (float outputs judged in TOSA's compliance modes where one
-# is defined), and for a case that asks, trace every delegate's tensors.
-PER_PROFILE = (lower.STAGE, spec_check.STAGE, reference.STAGE, compare.STAGE, compliance.STAGE, trace.STAGE)
+# is defined), for a VGF target run the delegates' .vgf files too and compare those, and for a case that asks, trace
+# every delegate's tensors.
+PER_PROFILE = (lower.STAGE, spec_check.STAGE, reference.STAGE, compare.STAGE, compliance.STAGE, vgf_run.STAGE,
+               trace.STAGE)
 
 
 def run_stages(stages, state, observe) -> ErrorInfo | None:

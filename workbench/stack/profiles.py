@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from ..core import profile_table
 from ..core.errors import ProfileError
 from ..core.records import INSTALLED
-from . import arm_backend, ethos_u, internals, loader
+from . import arm_backend, ethos_u, internals, loader, vgf
 
 PRESETS: tuple[str, ...] = (
     "TOSA-1.0+INT",
@@ -30,6 +30,7 @@ PRESETS: tuple[str, ...] = (
     "TOSA-1.0+INT+u55",
     "TOSA-1.0+INT+FP",
     *ethos_u.ACCELERATORS,
+    *vgf.PRESETS,
 )
 # The profiles a sweep or comparison takes when none are given: the stock INT profile, and TOSA 1.1 INT with the
 # EXT-INT64 extension declared (the question of the EXT-INT64 review).
@@ -42,19 +43,30 @@ INT_AND_FP_WITH_AND_WITHOUT_INT64: tuple[str, ...] = ("TOSA-1.0+INT", "TOSA-1.1+
 @dataclass(frozen=True)
 class Profile:
     """A validated profile: the string as given plus what executorch parsed from it. An Ethos-U target
-    (`ethos-u55-128`, stack/ethos_u/__init__.py) is one too: its name is the target's, the rest is read from the TOSA
-    specification executorch compiles its graphs for, and `target` holds it."""
+    (`ethos-u55-128`, stack/ethos_u/__init__.py) and a VGF target (`vgf:TOSA-1.0+FP`, stack/vgf/__init__.py) are
+    ones too: the name is the target's, the rest is read from the TOSA specification executorch compiles its graphs
+    for, and `target` holds it."""
 
     name: str
     version: str
     profiles: tuple[str, ...]
     extensions: tuple[str, ...]
     u55: bool
-    target: ethos_u.Target | None = None
+    target: ethos_u.Target | vgf.Target | None = None
+
+    @property
+    def ethos_u(self) -> ethos_u.Target | None:
+        return self.target if isinstance(self.target, ethos_u.Target) else None
+
+    @property
+    def vgf(self) -> vgf.Target | None:
+        return self.target if isinstance(self.target, vgf.Target) else None
 
     @property
     def tosa_spec(self) -> str:
-        """The TOSA profile string executorch lowers for: the name, or an Ethos-U target's specification."""
+        """The TOSA profile string executorch lowers for: the name, or a target's specification."""
+        if self.vgf is not None:
+            return self.vgf.tosa_spec
         return self.name if self.target is None else ethos_u.tosa_specification(self.target.accelerator)
 
     @property
@@ -75,8 +87,9 @@ class Profile:
 def valid_forms() -> str:
     """Versions, profiles and extensions the Arm backend in use accepts, and the Ethos-U targets."""
     if _installed_backend():
-        return "\n".join(profile_table.PINNED.describe() + ethos_u.describe_targets(profile_table.ethos_u_default))
-    return "\n".join(executorch_table().describe() + ethos_u.describe_targets())
+        return "\n".join(profile_table.PINNED.describe() + ethos_u.describe_targets(profile_table.ethos_u_default)
+                         + vgf.describe_targets())
+    return "\n".join(executorch_table().describe() + ethos_u.describe_targets() + vgf.describe_targets())
 
 
 def executorch_table() -> profile_table.ProfileTable:
@@ -101,6 +114,8 @@ def check(profile) -> str:
     text = _text(profile)
     if ethos_u.is_target(text):
         return ethos_u.parse(text, defaults=profile_table.ethos_u_default).name
+    if vgf.is_target(text):
+        return _runnable_here(vgf.parse(text, check_spec=_checked_by_table).name)
     return _checked_by_table(text)
 
 
@@ -116,6 +131,11 @@ def parse(profile: str | Profile) -> Profile:
         version, profiles, extensions, u55 = _fields(ethos_u.tosa_specification(target.accelerator))
         return Profile(name=target.name, version=version, profiles=profiles, extensions=extensions, u55=u55,
                        target=target)
+    if vgf.is_target(text):
+        target = vgf.parse(text, check_spec=lambda spec: parse(spec).name)
+        version, profiles, extensions, u55 = _fields(target.tosa_spec)
+        return Profile(name=target.name, version=version, profiles=profiles, extensions=extensions, u55=u55,
+                       target=target)
     name = _checked_by_table(text) if _installed_backend() else profile_table.spelled(text)
     try:
         parsed = _spec_module().TosaSpecification.create_from_string(name)
@@ -125,6 +145,24 @@ def parse(profile: str | Profile) -> Profile:
         raise _invalid(text, reason, table.nearest(name, _accepted_by_executorch), table) from None
     version, profiles, extensions, u55 = internals.tosa_spec_fields(parsed)
     return Profile(name=name, version=version, profiles=profiles, extensions=extensions, u55=u55)
+
+
+def runnable(profile: str | Profile) -> Profile:
+    """`parse`, and for a VGF target a ProfileError in one line when its tools are not all here (what is missing
+    and the fix): a case made here will run here."""
+    parsed = parse(profile)
+    if parsed.vgf is not None:
+        _runnable_here(parsed.name)
+    return parsed
+
+
+def _runnable_here(name: str) -> str:
+    from .vgf import tools
+
+    problem = tools.readiness()
+    if problem:
+        raise ProfileError(f"{name} cannot run here: {problem}")
+    return name
 
 
 def _text(profile) -> str:

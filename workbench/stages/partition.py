@@ -18,7 +18,7 @@ import operator
 
 from ..core.failures import stable_text
 from ..core.records import NodeRecord, is_quantize_dequantize
-from ..stack import ethos_u, internals, loader
+from ..stack import ethos_u, internals, loader, vgf
 from ..stack.internals import target_name
 
 NO_REASON = "not delegated; the partitioner reported no reason"
@@ -121,10 +121,11 @@ def _accepting_support_class():
 
 
 @functools.lru_cache(maxsize=None)
-def _recording_partitioner_class(ethos_u_target: bool = False):
-    """The recording subclass of executorch's TOSAPartitioner, or of its EthosUPartitioner (a TOSAPartitioner whose
-    delegation spec names the Ethos-U backend) for an Ethos-U target."""
-    base = ethos_u.partitioner_class() if ethos_u_target else loader.arm().TOSAPartitioner
+def _recording_partitioner_class(target_module=None):
+    """The recording subclass of executorch's TOSAPartitioner, or for a target (`target_module`: stack.ethos_u or
+    stack.vgf) of its EthosUPartitioner or VgfPartitioner (TOSAPartitioners whose delegation spec names the Ethos-U
+    or VGF backend)."""
+    base = target_module.partitioner_class() if target_module is not None else loader.arm().TOSAPartitioner
 
     class RecordingTOSAPartitioner(internals.with_operator_support_hook(base)):
         """executorch's partitioner, unchanged, that also keeps its decisions and rejection reasons."""
@@ -179,15 +180,15 @@ def _naming_stock_checks(rejected: dict | None, checks) -> dict | None:
 
 
 def make_partitioner(profile, additional_checks=(), on_stage=None, notes: list | None = None):
-    """The recording partitioner for a stack.profiles.Profile (a TOSA profile, or an Ethos-U target: then executorch's
-    EthosUPartitioner with the target's EthosUCompileSpec); `additional_checks` may hold acceptances (module
+    """The recording partitioner for a stack.profiles.Profile (a TOSA profile; an Ethos-U or VGF target: then
+    executorch's EthosUPartitioner or VgfPartitioner with the target's compile spec); `additional_checks` may hold acceptances (module
     docstring), which are taken out of the checks; notes about the nodes they accept are appended to `notes`."""
     arm = loader.arm()
     acceptances = tuple(c for c in additional_checks if hasattr(c, "accepts_node"))
     checks = [c for c in additional_checks if not hasattr(c, "accepts_node")]
-    target = profile.target
-    spec = ethos_u.compile_spec(target) if target is not None else arm.TosaCompileSpec(profile.name)
-    partitioner = _recording_partitioner_class(target is not None)(spec, additional_checks=checks or None)
+    target_module = ethos_u if profile.ethos_u is not None else vgf if profile.vgf is not None else None
+    spec = target_module.compile_spec(profile.target) if target_module else arm.TosaCompileSpec(profile.name)
+    partitioner = _recording_partitioner_class(target_module)(spec, additional_checks=checks or None)
     partitioner.on_stage, partitioner.acceptances, partitioner.notes = on_stage, acceptances, notes
     return partitioner
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from ..core.outcomes import Stage
 from ..core.quantization import DEFAULT, Quantization
 from ..core.text import call_text
-from ..stack import ethos_u, internals, loader
+from ..stack import ethos_u, internals, loader, vgf
 from .spec import StageSpec
 from .state import Prepared, copied, flatten_outputs
 
@@ -57,12 +57,15 @@ def quantizer_profile(profile, quantization: Quantization) -> str:
     for 16-bit activations (as TosaPipelineINT adds it). The whole profile matters: the quantizer's own passes
     read it (under +u55 the Arm backend keeps masked_fill whole, executorch/backends/arm/common/
     arm_compile_spec.py::ArmCompileSpec._create_default_pipeline_config). An Ethos-U target's is its TOSA
-    specification; a profile without INT quantizes for the INT profile of its version."""
-    if profile.target is not None:
+    specification; a profile without INT quantizes for the INT profile of its version. A VGF target's is a VGF
+    target too (`vgf:TOSA-1.0+INT`): executorch's VgfQuantizer quantizes it, as VgfPipeline does."""
+    if profile.ethos_u is not None:
         return profile.tosa_spec
-    named = profile.name if profile.supports_int else f"TOSA-{profile.version}+INT"
+    spec = profile.tosa_spec
+    named = spec if profile.supports_int else f"TOSA-{profile.version}+INT"
     wants_int16 = quantization.activations == "int16" and not profile.declares("int16")
-    return named + ("+int16" if wants_int16 else "")
+    named += "+int16" if wants_int16 else ""
+    return vgf.Target(named).name if profile.vgf is not None else named
 
 
 def quantize(module, inputs: tuple, profile: str, quantization: Quantization | None = None, *, target=None,
@@ -72,13 +75,16 @@ def quantize(module, inputs: tuple, profile: str, quantization: Quantization | N
     +io its I/O config) is the configuration's; then each of `calls` (method, args, kwargs) is made on the
     quantizer in order, as a test makes them on its pipeline's quantizer.
     For an Ethos-U target (stack/ethos_u/__init__.py) the quantizer is executorch's EthosUQuantizer for it, as its
-    EthosU55PipelineINT / EthosU85PipelineINT quantize."""
+    EthosU55PipelineINT / EthosU85PipelineINT quantize; for a VGF `profile` (`vgf:TOSA-1.0+INT`) executorch's
+    VgfQuantizer, as VgfPipeline quantizes."""
     torch = loader.torch()
     arm_quantizer = loader.import_arm("executorch.backends.arm.quantizer")
 
     quantization = quantization or DEFAULT
     if target is not None:
         quantizer = ethos_u.quantizer(target)
+    elif vgf.is_target(profile):
+        quantizer = vgf.quantizer(vgf.Target(profile[len(vgf.PREFIX):]))
     else:
         quantizer = arm_quantizer.TOSAQuantizer(loader.arm().TosaCompileSpec(profile))
     if quantization.activations == "int16":

@@ -70,7 +70,7 @@ def _failed_requirements(text: str) -> list[str]:
 _LAST_ORDERS = ((0, 2, 3, 1), (0, 1, 3, 4, 2))
 
 
-def _to_numpy(tensor):
+def to_numpy(tensor):
     torch = loader.torch()
     order = tuple(tensor.dim_order())
     if order in _LAST_ORDERS:
@@ -84,7 +84,7 @@ def _to_numpy(tensor):
     return tensor.numpy()
 
 
-def _to_torch(array, expected):
+def to_torch(array, expected):
     torch = loader.torch()
     if expected.dtype == torch.bfloat16 or array.dtype.kind == "V":
         tensor = torch.frombuffer(bytearray(array.tobytes()), dtype=expected.dtype)
@@ -110,7 +110,7 @@ def run_delegate(lowered_module, inputs, notes: list | None = None, runs: list |
     """
     torch = loader.torch()
     trm = loader.reference_model()
-    arrays = [_to_numpy(t) for t in _graph_inputs(lowered_module, inputs) if isinstance(t, torch.Tensor)]
+    arrays = [to_numpy(t) for t in graph_inputs(lowered_module, inputs) if isinstance(t, torch.Tensor)]
     # what it says on the C-level stderr is kept: the reason for a status other than TOSA_VALID
     with silence_native_stdout(), tempfile.TemporaryFile() as said, native_output.redirected(2, said):
         try:
@@ -141,7 +141,7 @@ def run_delegate(lowered_module, inputs, notes: list | None = None, runs: list |
             if produced != declared:
                 notes.append(f"{lowered_module_label(lowered_module)} output {index}: TOSA gives {produced} where "
                              f"the program declares {declared} (compared after conversion)")
-    return [_to_torch(array, fake) for array, fake in zip(outputs, expected)]
+    return [to_torch(array, fake) for array, fake in zip(outputs, expected)]
 
 
 # The reference model's graph traversal log (debug mode GT at verbosity LOW) names each operator as it evaluates it:
@@ -203,7 +203,7 @@ def lowered_module_label(lowered_module) -> str:
     return getattr(lowered_module, "_workbench_label", "delegate")
 
 
-def _graph_inputs(lowered_module, inputs) -> list:
+def graph_inputs(lowered_module, inputs) -> list:
     """The delegate call's arguments that the TOSA graph takes, in its order.
 
     A delegate may ignore an argument (full_like needs only its shape), and the TOSA graph then has fewer
@@ -217,11 +217,13 @@ def _graph_inputs(lowered_module, inputs) -> list:
     return list(inputs)
 
 
-def execute(edge_program, inputs, notes: list | None = None, runs: list | None = None) -> list:
+def execute(edge_program, inputs, notes: list | None = None, runs: list | None = None, *,
+            delegate_runner=None) -> list:
     """Run the whole lowered program on `inputs` and return its outputs as a flat list of tensors.
 
     Observations that do not fail the run (see run_delegate) are appended to `notes`; each delegate call's
-    DelegateRun to `runs`.
+    DelegateRun to `runs`. `delegate_runner(lowered_module, arguments)` runs each delegate call in place of the
+    reference model (stages/vgf_run.py runs them on VGF).
     """
     torch = loader.torch()
     from torch.overrides import TorchFunctionMode
@@ -231,6 +233,8 @@ def execute(edge_program, inputs, notes: list | None = None, runs: list | None =
     class ReferenceDispatch(TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):
             if func is delegate_hop:
+                if delegate_runner is not None:
+                    return tuple(delegate_runner(args[0], args[1:]))
                 return tuple(run_delegate(args[0], args[1:], notes, runs))
             return func(*args, **(kwargs or {}))
 

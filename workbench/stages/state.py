@@ -60,6 +60,9 @@ class Lowering:
     delegates: list = field(default_factory=list)  # DelegateRecords
     vela_runs: list = field(default_factory=list)  # stack.ethos_u.vela_capture.VelaRun of each Vela compile (Ethos-U)
     vela_refused_nodes: list = field(default_factory=list)  # the nodes whose TOSA operator Vela refused
+    converter_runs: list = field(default_factory=list)  # stack.vgf.converter_capture.ConverterRun of each (VGF)
+    vgf_actual: list | None = None  # the lowered program's outputs with each delegate run on VGF, flat
+    vgf_outputs: list = field(default_factory=list)  # OutputComparisons of the VGF run against eager
     node_tosa_ops: dict = field(default_factory=dict)  # edge node name -> the TOSA operators it became
     actual: list | None = None  # the lowered program's outputs, flat
     delegate_runs: list = field(default_factory=list)  # reference.DelegateRun of each delegate call, in order
@@ -126,7 +129,8 @@ def flatten_outputs(out) -> list:
 
 
 def tosa_graph_of(lowered_module) -> bytes:
-    """A delegate's TOSA flatbuffer: its processed bytes, or for an Ethos-U delegate, whose processed bytes are the
-    command stream Vela compiled, the TOSA graph Vela was given (kept by stages/lower.py)."""
+    """A delegate's TOSA flatbuffer: its processed bytes, or for an Ethos-U or VGF delegate, whose processed bytes are
+    the command stream Vela compiled or the `.vgf` model-converter made, the TOSA graph they were given (kept by
+    stages/lower.py)."""
     kept = getattr(lowered_module, "_workbench_tosa", None)
     return kept if kept is not None else bytes(lowered_module.processed_bytes)

@@ -26,7 +26,7 @@ from ..stack import loader
 from ..stack.tosa import trace as tosa_trace
 from . import trace_folded, trace_layout, trace_match
 from .compare import _values, compare_output
-from .reference import ReferenceModelError, _to_torch, lowered_module_label, silence_native_stdout
+from .reference import ReferenceModelError, to_torch, lowered_module_label, silence_native_stdout
 from .spec import StageSpec
 from .state import Lowering, tosa_graph_of
 from .tosa_flatbuffer import input_names, output_names, read_operators
@@ -160,7 +160,7 @@ def _row(delegate, p: Planned, array, expectation, eager, fx_nodes, case_dtype) 
     if expectation.kind == "scaled":
         return _scaled_row(common, expectation, array, lead)
     value = expectation.value
-    actual = _to_torch(array, value)
+    actual = to_torch(array, value)
     common["reference"] = _values(actual)
     if expectation.kind == "quantized":
         return _quantized_row(common, expectation, fx_nodes[expectation.node], actual, eager, lead)
