@@ -22,6 +22,8 @@ Its rooms, each a package that names its own modules:
 - `arm_tests/`: executorch's Arm tests read as cases (which functions, from their source; how each is called; what
   it asserts);
 - `ethos_u/`: Ethos-U targets and executorch's Ethos-U flow, each Vela compile and Vela's reports;
+- `vgf/`: VGF targets and executorch's VGF flow, each model-converter run, Arm's ML SDK tools and a `.vgf` run on
+  the Vulkan device;
 - `tosa/`: the Arm backend's record of the TOSA operators each node became, what the per-tensor trace needs, the
   TOSA conformance suite's compliance modes and verifier, and where native output goes.
 Imports only the core layer.

@@ -7,13 +7,15 @@ failure makes of it, the core Stage it is recorded under, the stages it runs ins
 The pipeline (pipeline/sequence.py) runs the stages, times them and is the one place that catches their failures.
 
 Profile-independent stages (eager, quantize, export) work on a `Prepared`; per-profile stages (lower, reference,
-compare, compliance) on a `Lowering`. partition.py, transform_passes.py and tosa_flatbuffer.py are helpers of the lower
-stage.
+compare, compliance, vgf_run) on a `Lowering`. partition.py, transform_passes.py and tosa_flatbuffer.py are helpers
+of the lower stage.
 
 The stage modules: `eager`, `quantize`, `export` (profile-independent), `lower`, `spec_check` (each delegate's TOSA
-graph against the specification for the profile), `reference`, `compare`, `compliance`, `trace` (per profile); `state` (what they build up: `Prepared`, `Lowering`); the lower stage's
-helpers `tosa_provenance` (which TOSA operators each delegated node became) and the trace's `trace_match`,
-`trace_expectation`, `trace_layout`, `trace_scales` (what each traced tensor is judged against, laid out and
-scaled as the TOSA tensor is) and `trace_folded` (a node folded away, judged on the tensor that stands for it).
+graph against the specification for the profile), `reference`, `compare`, `compliance`, `vgf_run` (a VGF target's
+delegates run on the Vulkan device and compared), `trace` (per profile); `state` (what they build up: `Prepared`,
+`Lowering`); the lower stage's helpers `tosa_provenance` (which TOSA operators each delegated node became) and the
+trace's `trace_match`, `trace_expectation`, `trace_layout`, `trace_scales` (what each traced tensor is judged
+against, laid out and scaled as the TOSA tensor is) and `trace_folded` (a node folded away, judged on the tensor that
+stands for it).
 Imports only core and stack.
 """

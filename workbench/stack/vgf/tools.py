@@ -72,6 +72,27 @@ def lavapipe_icd() -> Path | None:
     return None
 
 
+def driver_version() -> str:
+    """The CPU Vulkan driver a VGF run uses: Debian's mesa-vulkan-drivers version where dpkg knows it, else
+    lavapipe's manifest's API version and its library's size; "not installed" without it."""
+    icd = lavapipe_icd()
+    if icd is None:
+        return "not installed"
+    try:
+        packaged = subprocess.run(["dpkg-query", "-W", "-f=${Version}", "mesa-vulkan-drivers"], capture_output=True,
+                                  text=True, timeout=30)
+        if packaged.returncode == 0 and packaged.stdout.strip():
+            return f"mesa-vulkan-drivers {packaged.stdout.strip()}"
+    except (OSError, subprocess.SubprocessError):
+        pass  # not Debian: the manifest says what it can
+    try:
+        manifest = json.loads(icd.read_text())["ICD"]
+        library = Path(manifest["library_path"])
+        return f"lavapipe API {manifest.get('api_version', '?')}, {library.stat().st_size} bytes"
+    except (OSError, ValueError, KeyError) as exc:
+        return f"lavapipe ({type(exc).__name__} reading {icd.name})"
+
+
 def readiness() -> str:
     """"" when every tool a VGF case needs is here; else one line naming what is missing and the fix."""
     missing = [name for name, found in (("model-converter", model_converter()), ("scenario-runner", scenario_runner()),
