@@ -75,6 +75,9 @@ def add_fp():
 def test_add_runs_on_vgf_and_matches_eager_beside_the_reference_model(add_fp):
     assert (add_fp.outcome, add_fp.numerics) == (Outcome.DELEGATED, Numerics.MATCH), add_fp
     assert add_fp.vgf_outputs and all(o.match for o in add_fp.vgf_outputs)
+    # judged as the reference model's output is: in ADD's compliance mode, the VGF run's values handed to the verifier
+    assert [o.compliance for o in add_fp.vgf_outputs] == ["eager and VGF within"]
+    assert add_fp.vgf_outputs[0].yardstick == add_fp.outputs[0].yardstick.replace("reference", "VGF")
     assert [o.shape for o in add_fp.vgf_outputs] == [o.shape for o in add_fp.outputs]
     (delegate,) = add_fp.delegates
     assert delegate.vgf.converter_version == "0.11.0" and delegate.vgf.size_bytes > 0
@@ -151,3 +154,23 @@ def test_a_partly_delegated_module_runs_its_cpu_part_in_pytorch_and_its_delegate
     assert result.outcome is Outcome.PARTIAL and [n.target for n in result.cpu_nodes] == ["aten.sort.default"]
     assert len(result.delegates) == 2 and all(d.vgf is not None for d in result.delegates)
     assert result.numerics is Numerics.MATCH and all(o.match for o in result.vgf_outputs)
+
+
+def test_when_the_vgf_run_diverges_the_case_mismatches_and_says_which_implementation_and_where(monkeypatch):
+    """The real VGF run with its first output moved by 0.5 (a fault injected after the runner): numerics take the
+    worse run, the notes name the VGF run as the one that diverged and the two implementations as disagreeing."""
+    from workbench.stack.vgf import scenario
+
+    real = scenario.run
+
+    def moved(vgf, arrays):
+        done = real(vgf, arrays)
+        return scenario.ScenarioRun(outputs=(done.outputs[0] + 0.5, *done.outputs[1:]), seconds=done.seconds)
+
+    monkeypatch.setattr(scenario, "run", moved)
+    result = workbench.run_case("add", "float32", "vgf:TOSA-1.0+FP")
+    assert all(o.match for o in result.outputs) and not any(o.match for o in result.vgf_outputs)
+    assert result.numerics is Numerics.MISMATCH
+    assert any(note.startswith("the VGF run diverged from eager; the TOSA reference model's verdict is match")
+               for note in result.notes), result.notes
+    assert any(note.startswith("the two TOSA implementations disagree on output 0") for note in result.notes)

@@ -74,7 +74,8 @@ def _values(tensor):
 
 
 def compare_output(index: int, expected, actual, case_dtype: str | None,
-                   quantization: tuple[float, int] | None = None) -> OutputComparison:
+                   quantization: tuple[float, int] | None = None, who: str = "reference") -> OutputComparison:
+    """`actual` (what `who`, an implementation of TOSA, computed) against eager's `expected`."""
     torch = loader.torch()
     judged = yardstick(case_dtype, expected, quantization)
     atol, rtol = judged.atol, judged.rtol
@@ -88,14 +89,14 @@ def compare_output(index: int, expected, actual, case_dtype: str | None,
                   zero_point=judged.zero_point)
     if not isinstance(actual, torch.Tensor):
         return OutputComparison(reference=None, match=False, max_abs_error=None, mismatches=expected.numel(),
-                                note=f"reference gave {type(actual).__name__}, not a tensor", **common)
+                                note=f"{who} gave {type(actual).__name__}, not a tensor", **common)
     if tuple(actual.shape) != shape:
         return OutputComparison(reference=_values(actual), match=False, max_abs_error=None,
                                 mismatches=expected.numel(),
                                 note=f"shape {tuple(actual.shape)} differs from eager {shape}", **common)
     note = ""
     if actual.dtype != expected.dtype:
-        note = f"reference dtype {str(actual.dtype)[6:]} differs from eager {dtype}"
+        note = f"{who} dtype {str(actual.dtype)[6:]} differs from eager {dtype}"
     if expected.dtype == torch.bool or not expected.dtype.is_floating_point:
         wide_e, wide_a = expected.to(torch.int64), actual.to(torch.int64)
         differs = wide_e != wide_a
@@ -115,10 +116,11 @@ def compare_output(index: int, expected, actual, case_dtype: str | None,
 
 
 def compare_outputs(expected: list, actual: list, case_dtype: str | None,
-                    quantization: list | None = None) -> list[OutputComparison]:
+                    quantization: list | None = None, who: str = "reference") -> list[OutputComparison]:
     padded = list(actual) + [None] * (len(expected) - len(actual))
     quantization = list(quantization or []) + [None] * (len(expected) - len(quantization or []))
-    return [compare_output(i, e, a, case_dtype, q) for i, (e, a, q) in enumerate(zip(expected, padded, quantization))]
+    return [compare_output(i, e, a, case_dtype, q, who)
+            for i, (e, a, q) in enumerate(zip(expected, padded, quantization))]
 
 
 def applies(state: Lowering) -> bool:

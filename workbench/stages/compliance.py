@@ -39,17 +39,22 @@ def applies(state: Lowering) -> bool:
 
 
 def run(state: Lowering) -> None:
+    state.outputs = judged(state, state.outputs, state.delegate_runs)
+    state.numerics = Numerics.MATCH if all(o.match for o in state.outputs) else Numerics.MISMATCH
+
+
+def judged(state: Lowering, outputs: list, runs: list, who: str = "reference") -> list:
+    """`outputs` (OutputComparisons of one implementation of TOSA against eager) with each float output judged in
+    its compliance mode where one applies; `runs` are that implementation's delegate calls (reference.DelegateRun:
+    the TOSA graph's inputs and outputs as arrays), and `who` names it in the verdict."""
     sources = _output_sources(state.program)
-    judged = []
-    for out, source, eager in zip(state.outputs, sources, state.prepared.expected):
-        judged.append(_judge(state, out, source, eager) if _is_float(out.dtype) else out)
-    state.outputs = judged
-    state.numerics = Numerics.MATCH if all(o.match for o in judged) else Numerics.MISMATCH
+    return [_judge(state, out, source, eager, runs, who) if _is_float(out.dtype) else out
+            for out, source, eager in zip(outputs, sources, state.prepared.expected)]
 
 
-def _judge(state: Lowering, out, source, eager):
+def _judge(state: Lowering, out, source, eager, runs: list, who: str):
     try:
-        verdict = _verdict(state, out, source, eager)
+        verdict = _verdict(state, out, source, eager, runs, who)
     except Exception as exc:  # the judge's own failure is not the case's: the tolerance stands, and says why
         verdict = f"the judgement could not run ({type(exc).__name__}: {exc})"
     if isinstance(verdict, str):  # no mode: the tolerance stands
@@ -59,7 +64,7 @@ def _judge(state: Lowering, out, source, eager):
                                yardstick=f"TOSA compliance for {mode}; mismatches: beyond {out.yardstick}")
 
 
-def _verdict(state: Lowering, out, source, eager):
+def _verdict(state: Lowering, out, source, eager, runs: list, who: str):
     """(match, text, mode) from the verifier, or a string saying why no compliance mode applies."""
     if out.dtype not in TOSA_TYPES:
         return f"{out.dtype} outputs are not handed to the verifier"
@@ -68,7 +73,7 @@ def _verdict(state: Lowering, out, source, eager):
     if source is None:
         return "the output is not a delegate's output"
     lowered, index = source
-    runs = [r for r in state.delegate_runs if r.lowered_module is lowered]
+    runs = [r for r in runs if r.lowered_module is lowered]
     if len(runs) != 1:
         return f"its delegate ran {len(runs)} times"
     flatbuffer = tosa_graph_of(lowered)
@@ -98,9 +103,9 @@ def _verdict(state: Lowering, out, source, eager):
     eager_ok, eager_says = conformance.verify(compliance, eager_values, precise, bounds)
     mode = compliance.describe()
     if reference_ok and eager_ok:
-        return True, "eager and reference within", mode
-    parts = [f"{who} {'within' if ok else 'outside'}" + (f" ({says})" if says and not ok else "")
-             for who, ok, says in (("reference", reference_ok, reference_says), ("eager", eager_ok, eager_says))]
+        return True, f"eager and {who} within", mode
+    parts = [f"{name} {'within' if ok else 'outside'}" + (f" ({says})" if says and not ok else "")
+             for name, ok, says in ((who, reference_ok, reference_says), ("eager", eager_ok, eager_says))]
     return False, "; ".join(parts), mode
 
 

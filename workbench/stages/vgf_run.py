@@ -4,7 +4,8 @@ Vulkan device (stack/vgf/scenario.py: the ML SDK's scenario runner with Arm's ML
 The CPU nodes run in PyTorch and each delegate call's arguments reach the file as they reach the reference model
 (the TOSA graph's input order and memory layout, stages/reference.py); its outputs come back as the program declares
 them. They are judged against eager as the reference model's are (stages/compare.py: the dtype's tolerance, or
-quantization steps of the output's own scale), into `vgf_outputs`. The case's numerics are the worse of the two
+quantization steps of the output's own scale; a float output in its TOSA compliance mode where one applies,
+stages/compliance.py), into `vgf_outputs`. The case's numerics are the worse of the two
 runs, and the notes say which implementation diverged from eager, and where the two implementations disagree with
 each other (a finding about one of them, whatever eager says).
 """
@@ -15,7 +16,7 @@ from ..core import dtypes as _dtypes
 from ..core.outcomes import Numerics, Stage
 from ..stack import loader
 from ..stack.vgf import scenario
-from . import compare, reference
+from . import compare, compliance, reference
 from .spec import StageSpec
 from .state import Lowering
 
@@ -32,6 +33,7 @@ def applies(state: Lowering) -> bool:
 
 def run(state: Lowering) -> None:
     seconds: list[float] = []
+    runs: list[reference.DelegateRun] = []
 
     def on_vgf(lowered_module, arguments) -> list:
         torch = loader.torch()
@@ -39,6 +41,7 @@ def run(state: Lowering) -> None:
                   if isinstance(t, torch.Tensor)]
         done = scenario.run(bytes(lowered_module.processed_bytes), arrays)
         seconds.append(done.seconds)
+        runs.append(reference.DelegateRun(lowered_module, tuple(arrays), tuple(done.outputs)))
         declared = [node.meta["val"] for node in lowered_module.original_module.graph.output_node().args[0]]
         return [reference.to_torch(array, fake) for array, fake in zip(done.outputs, declared)]
 
@@ -55,7 +58,9 @@ def run(state: Lowering) -> None:
         return
     case_dtype = prepared.dtype if prepared.dtype in _dtypes.DTYPES else None
     state.vgf_outputs = compare.compare_outputs(prepared.expected, state.vgf_actual, case_dtype,
-                                                prepared.output_quantization)
+                                                prepared.output_quantization, who="VGF")
+    if compliance.applies(state):  # float outputs judged in their compliance mode, as the reference model's are
+        state.vgf_outputs = compliance.judged(state, state.vgf_outputs, runs, who="VGF")
     vgf_numerics = Numerics.MATCH if all(o.match for o in state.vgf_outputs) else Numerics.MISMATCH
     state.notes += _which_diverged(state.numerics, vgf_numerics) + _disagreements(state)
     state.numerics = max(state.numerics, vgf_numerics, key=_WORSE.index)
@@ -79,7 +84,7 @@ def _disagreements(state: Lowering) -> list[str]:
     for index, (ours, theirs) in enumerate(zip(state.actual or [], state.vgf_actual)):
         if not (isinstance(ours, torch.Tensor) and isinstance(theirs, torch.Tensor)):
             continue
-        judged = compare.compare_output(index, ours, theirs, case_dtype, quantization[index])
+        judged = compare.compare_output(index, ours, theirs, case_dtype, quantization[index], who="VGF")
         if not judged.match:
             error = judged.steps_text() or (f"max |difference| {judged.max_abs_error:g}"
                                             if judged.max_abs_error is not None else judged.note)
