@@ -174,3 +174,11 @@ def test_when_the_vgf_run_diverges_the_case_mismatches_and_says_which_implementa
     assert any(note.startswith("the VGF run diverged from eager; the TOSA reference model's verdict is match")
                for note in result.notes), result.notes
     assert any(note.startswith("the two TOSA implementations disagree on output 0") for note in result.notes)
+
+
+def test_bfloat16_travels_to_the_vgf_run_as_its_bits():
+    """The runner's bfloat16 tensors (VK_FORMAT_R16_SFLOAT_FPENCODING_BFLOAT16_ARM) take and give the values' bits."""
+    result = workbench.run_case("add", "bfloat16", "vgf:TOSA-1.0+FP+bf16")
+    assert result.numerics is Numerics.MATCH, result
+    assert [(o.dtype, o.match) for o in result.vgf_outputs] == [("bfloat16", True)]
+    assert result.vgf_outputs[0].reference == result.outputs[0].reference

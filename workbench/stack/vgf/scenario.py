@@ -21,12 +21,15 @@ from . import tools
 INPUT = "TEMPLATE_PATH_TENSOR_INPUT_"
 OUTPUT = "TEMPLATE_PATH_TENSOR_OUTPUT_"
 TIMEOUT_SECONDS = 300
-# Vulkan formats of the template's tensors -> numpy dtype names (VK_FORMAT_R8_BOOL_ARM is VK_ARM_tensors' own).
+# Vulkan formats of the template's tensors -> numpy dtype names (VK_FORMAT_R8_BOOL_ARM and the FPENCODING formats
+# are VK_ARM_tensors' own). numpy has no bfloat16 or fp8: their bits travel as unsigned integers of their width, as
+# the reference model takes them (stages/reference.py::to_numpy).
 FORMATS = {
     "VK_FORMAT_R32_SFLOAT": "float32", "VK_FORMAT_R16_SFLOAT": "float16", "VK_FORMAT_R8_SINT": "int8",
     "VK_FORMAT_R16_SINT": "int16", "VK_FORMAT_R32_SINT": "int32", "VK_FORMAT_R64_SINT": "int64",
     "VK_FORMAT_R8_UINT": "uint8", "VK_FORMAT_R16_UINT": "uint16", "VK_FORMAT_R32_UINT": "uint32",
-    "VK_FORMAT_R8_BOOL_ARM": "bool",
+    "VK_FORMAT_R8_BOOL_ARM": "bool", "VK_FORMAT_R16_SFLOAT_FPENCODING_BFLOAT16_ARM": "uint16",
+    "VK_FORMAT_R8_SFLOAT_FPENCODING_FLOAT8E4M3_ARM": "uint8", "VK_FORMAT_R8_SFLOAT_FPENCODING_FLOAT8E5M2_ARM": "uint8",
 }
 
 
