@@ -774,3 +774,36 @@ def test_an_ethos_u_target_shows_velas_report_in_its_tab(explorer):
         assert min(padding) >= COLUMN_GAP_PX, f"Vela tables padded less than {COLUMN_GAP_PX} px: {padding}"
         assert not ui.clipped(), ui.clipped()
         assert not ui.tracebacks(), ui.tracebacks()
+
+
+def test_a_vgf_target_shows_its_vgf_tab(explorer):
+    """vgf:TOSA-1.0+INT chosen in the profile drop-down for small_cnn qint8: the status names each implementation's
+    verdict; the VGF tab holds each delegate's .vgf, its segments and the VGF run beside the reference model, padded,
+    whole and within the tab at both window widths; the Reasons say VGF."""
+    with explorer.screenshot_on_failure("vgf") as ui:
+        ui.choose("small_cnn", "qint8", "vgf:TOSA-1.0+INT")
+        ui.root.get_by_label("quantization", exact=True).select_option("int8")
+        ui.root.get_by_label("trace tensors", exact=True).uncheck()
+        status = ui.run(r"^small_cnn \[qint8 int8\] vgf:TOSA-1\.0\+INT: outcome \w+")
+        assert "outcome partial" in status and "TOSA reference model: match; VGF run: match" in status, status
+        ui.expect(ui.graph.locator("g.cluster.wb-tosa")).to_contain_text(re.compile(r"VGF: [\d.]+ KiB, 1 segment"))
+        ui.screenshot("09-vgf-small-cnn-graph")
+        assert "VGF" in {row["placed"] for row in ui.table("Reasons")}
+        panel = ui.tab("VGF")
+        ui.expect(panel.locator(".wb-vgf-files table.wb-table")).to_contain_text("delegate_0")
+        ui.expect(panel.locator(".wb-vgf-segments table.wb-table")).to_contain_text("GRAPH")
+        ui.expect(panel.locator(".wb-vgf-outputs table.wb-table")).to_contain_text("identical")
+        padding = panel.locator("table.wb-table th, table.wb-table td").evaluate_all(
+            "cells => cells.map(c => getComputedStyle(c))"
+            ".map(s => parseFloat(s.paddingLeft) + parseFloat(s.paddingRight))")
+        assert min(padding) >= COLUMN_GAP_PX, f"VGF tables padded less than {COLUMN_GAP_PX} px: {padding}"
+        size = ui.page.viewport_size
+        try:
+            for width in WINDOW_WIDTHS:
+                ui.page.set_viewport_size({"width": width, "height": size["height"]})
+                ui.page.wait_for_timeout(300)  # the layout follows the window
+                ui.screenshot(f"09-vgf-small-cnn-vgf-{width}")
+                assert not ui.clipped(), f"cut off at a window {width} px wide: {ui.clipped()}"
+        finally:
+            ui.page.set_viewport_size(size)
+        assert not ui.tracebacks(), ui.tracebacks()

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.errors import ResultsFileError
-from ..core.rows import LATER_COLUMNS, RESULT_COLUMNS, VELA_COLUMNS
+from ..core.rows import LATER_COLUMNS, RESULT_COLUMNS, VELA_COLUMNS, VGF_COLUMNS
 
 # Vela's figures are floats too: a TOSA profile's case has none (NaN), and a count read back from CSV is "36.0".
 FLOAT_COLUMNS = ("max_abs_error", "max_steps", "seconds", *VELA_COLUMNS)
@@ -19,6 +19,8 @@ BOOL_COLUMNS = ("cached",)
 OPTIONAL_BOOL_COLUMNS = ("spec_legal",)
 TEXT_COLUMNS = tuple(c for c in RESULT_COLUMNS
                      if c not in FLOAT_COLUMNS + INT_COLUMNS + BOOL_COLUMNS + OPTIONAL_BOOL_COLUMNS)
+# A VGF target's columns (core/rows.py VGF_COLUMNS), typed when a sweep has them: its verdict is text, the rest numbers.
+VGF_FLOAT_COLUMNS = VGF_COLUMNS[1:]
 FORMATS = {".csv": "CSV", ".parquet": "Parquet"}
 
 _BOOLS = {"true": True, "1": True, "1.0": True, "false": False, "0": False, "0.0": False}
@@ -96,11 +98,11 @@ def _normalise(frame: pd.DataFrame, source: str) -> pd.DataFrame:
         )
     extra = [c for c in frame.columns if c not in RESULT_COLUMNS]
     frame = frame[list(RESULT_COLUMNS) + extra].reset_index(drop=True)
-    for column in TEXT_COLUMNS:
+    for column in TEXT_COLUMNS + tuple(c for c in VGF_COLUMNS[:1] if c in frame.columns):
         text = frame[column].astype(object)  # an all-empty column may have come back as float NaN
         frame[column] = text.where(text.notna(), "").astype(str)
     for columns, convert, dtype, kind in (
-        (FLOAT_COLUMNS, _to_float, "float64", "numbers"),
+        (FLOAT_COLUMNS + tuple(c for c in VGF_FLOAT_COLUMNS if c in frame.columns), _to_float, "float64", "numbers"),
         (INT_COLUMNS, _to_int, "int64", "integers"),
         (BOOL_COLUMNS, _to_bool, "bool", "true or false"),
         (OPTIONAL_BOOL_COLUMNS, _to_optional_bool, "object", "true, false or nothing"),

@@ -1,9 +1,9 @@
 """Sweeps over a Matrix: parallel in forked workers (or on a Dask cluster), cached on disk.
 
-`sweep(matrix)` returns one row per case (columns: core/rows.py RESULT_COLUMNS); `sweep_results(matrix)` the
-CaseResults themselves, each holding its case. The cases of one (operator, dtype) are one group, exported once for
-all its profiles and policies. A failing, crashing or hanging case becomes a row; nothing aborts the sweep. A
-sweep is one workbench call (stack/call_scope.py).
+`sweep(matrix)` returns one row per case (columns: core/rows.py RESULT_COLUMNS, and VGF_COLUMNS with a VGF
+target); `sweep_results(matrix)` the CaseResults themselves, each holding its case. The cases of one (operator,
+dtype) are one group, exported once for all its profiles and policies. A failing, crashing or hanging case becomes
+a row; nothing aborts the sweep. A sweep is one workbench call (stack/call_scope.py).
 
 Every path takes the same matrix. The local path forks its workers and a Dask cluster is sent each case serialized,
 so a Python policy or pass object works there as a name does (one Dask cannot serialize is refused before any
@@ -19,7 +19,7 @@ from dataclasses import replace
 
 from ..core.errors import WorkbenchError
 from ..core.outcomes import STOPPED_OUTCOMES
-from ..core.rows import RESULT_COLUMNS, result_row
+from ..core.rows import columns_for, result_row
 from ..stack.call_scope import scoped
 from .cache import CaseKeys, ResultCache, request_key
 from .matrix import Matrix
@@ -83,7 +83,8 @@ def sweep(matrix: Matrix, *, cache=True, workers: int | None = None, timeout: fl
                                                                   scheduler=scheduler))
     results = sweep_results(matrix, cache=cache, workers=workers, timeout=timeout, scheduler=scheduler,
                             progress=progress)
-    return pd.DataFrame([result_row(r, cached) for r, cached in results.with_cached()], columns=RESULT_COLUMNS)
+    return pd.DataFrame([result_row(r, cached) for r, cached in results.with_cached()],
+                        columns=columns_for(r.profile for r in results))
 
 
 def _label(requested) -> str:

@@ -7,7 +7,8 @@ Sweeps, the results table of views, the text tables of the terminal and reports 
 from __future__ import annotations
 
 from . import spec_check, vela
-from .outcomes import Outcome, is_quantize_dequantize
+from .outcomes import Numerics, Outcome, is_quantize_dequantize
+from .vgf import agreements, is_target as is_vgf_target
 
 # What Vela reported for an Ethos-U target's case, summed over its delegates (None for a TOSA profile's case):
 # estimated cycles and time, Vela's NPU and CPU operator counts, SRAM and flash used, MACs, and the share of the
@@ -20,6 +21,12 @@ RESULT_COLUMNS: tuple[str, ...] = (
     "torch", "executorch", "tosa_tools", "arm_backend", "failing_pass", "failing_node", "first_divergence",
     "spec_legal", *VELA_COLUMNS,
 )
+# What a VGF target's case did on the Vulkan device (stack/vgf/): the VGF run's own verdict against eager (`numerics`
+# is the worse of it and the reference model's), its largest error and steps, the values where it and the reference
+# model differ, model-converter's and the run's seconds, and the .vgf files' size. A sweep's table has them only
+# when a VGF target is in it (`columns_for`), empty for another target's case; only a VGF case's row holds them.
+VGF_COLUMNS = ("vgf_numerics", "vgf_max_abs_error", "vgf_max_steps", "vgf_mismatches", "vgf_differing",
+               "vgf_compile_s", "vgf_run_s", "vgf_kib")
 # Columns added after results were first saved, with the value that rows saved before them mean.
 LATER_COLUMNS = {"transform_passes": "", "quantization": "", "failing_pass": "", "failing_node": "",
                  "max_steps": None, "first_divergence": "", "spec_legal": None,
@@ -50,6 +57,35 @@ def result_row(result, cached: bool = False) -> dict:
         # its delegates' TOSA graphs against the specification for its profile (tosa-opt): True, False, None
         "spec_legal": spec_check.column(result.spec_check),
         **vela_columns(result),
+        **(vgf_columns(result) if is_vgf_target(result.profile) else {}),  # a VGF target's row only (columns_for)
+    }
+
+
+def columns_for(profiles) -> tuple[str, ...]:
+    """The columns of a sweep's table over `profiles`: RESULT_COLUMNS, and VGF_COLUMNS when one is a VGF target."""
+    return RESULT_COLUMNS + (VGF_COLUMNS if any(is_vgf_target(str(p)) for p in profiles) else ())
+
+
+def vgf_columns(result) -> dict:
+    """The VGF_COLUMNS of one CaseResult on a VGF target."""
+    outputs = result.vgf_outputs
+    if result.numerics is Numerics.VGF_ERROR:
+        verdict = Numerics.VGF_ERROR
+    elif outputs:
+        verdict = Numerics.MATCH if all(o.match for o in outputs) else Numerics.MISMATCH
+    else:
+        verdict = Numerics.NOT_RUN
+    errors = [o.max_abs_error for o in outputs if o.max_abs_error is not None]
+    steps = [o.max_steps for o in outputs if o.max_steps is not None]
+    differing = [a.differing for a in agreements(result.outputs, outputs) if a.differing is not None]
+    files = [d.vgf for d in result.delegates if d.vgf is not None]
+    return {
+        "vgf_numerics": verdict.value, "vgf_max_abs_error": max(errors) if errors else None,
+        "vgf_max_steps": max(steps) if steps else None,
+        "vgf_mismatches": sum(o.mismatches for o in outputs) if outputs else None,
+        "vgf_differing": sum(differing) if differing else None,
+        "vgf_compile_s": result.timings.get("vgf_compile"), "vgf_run_s": result.timings.get("vgf_run"),
+        "vgf_kib": round(sum(f.size_bytes for f in files) / 1024, 3) if files else None,
     }
 
 

@@ -6,8 +6,9 @@ import re
 import shutil
 
 from . import vela
-from .outcomes import Outcome
+from .outcomes import Numerics, Outcome
 from .rows import result_row
+from .vgf import agreements, is_target as is_vgf_target
 
 # executorch's operator checks start a reason with the operator's repr and schema ("<EdgeOpOverload:
 # aten.slice_copy.Tensor>: schema = aten::slice_copy.Tensor(Tensor self, ...) -> Tensor: ..."): shown as the name.
@@ -142,7 +143,7 @@ def format_result(result, *, width: int | None = None, wide: bool = False) -> st
     head = f"{result.case_label} policy={result.policy}"
     if result.transform_passes:
         head += f" transform_passes={','.join(result.transform_passes)}"
-    lines = [head, f"outcome: {result.outcome.value}   numerics: {result.numerics.value}"]
+    lines = [head, f"outcome: {result.outcome.value}   numerics: {result.numerics.value}{numerics_sources(result)}"]
     if result.arm_backend:
         lines.append(f"Arm backend: {result.arm_backend_label}")
     if result.error is not None:
@@ -158,21 +159,12 @@ def format_result(result, *, width: int | None = None, wide: bool = False) -> st
         lines.append(f"{delegate.name}: TOSA {' -> '.join(delegate.tosa_op_names) or '(no operators)'}")
         if delegate.vela is not None:
             lines.append(f"  Vela: {vela.summary_line(delegate.vela)}")
+        if delegate.vgf is not None:
+            lines.append(f"  VGF: {delegate.vgf.summary_line()}")
     if result.spec_check is not None:
         lines.append(f"TOSA specification check (tosa-opt): {result.spec_check.one_line()}")
     lines += provenance_lines(result)
-    for out in result.outputs:
-        status = "match" if out.match else "MISMATCH"
-        error = "-" if out.max_abs_error is None else f"{out.max_abs_error:g}"
-        steps = f" ({out.steps_text()})" if out.steps_text() else ""
-        extra = f", {out.beyond_int32} values beyond int32" if out.beyond_int32 else ""
-        note = f" ({out.note})" if out.note else ""
-        judged = f"; judged by {out.yardstick}" if out.yardstick else ""
-        verdict = f" [{out.compliance}]" if out.compliance else ""
-        lines.append(
-            f"output {out.index}: {status} {out.dtype}{list(out.shape)} max_abs_error={error}{steps} "
-            f"mismatches={out.mismatches}/{out.numel}{extra}{note}{judged}{verdict}"
-        )
+    lines += output_lines(result)
     if result.trace:
         first = result.first_divergence
         judged = sum(row.within_tolerance is not None for row in result.trace)
@@ -184,21 +176,100 @@ def format_result(result, *, width: int | None = None, wide: bool = False) -> st
     return "\n".join(lines)
 
 
+def output_line(out) -> str:
+    """One output against eager: 'match float32[2, 3] max_abs_error=0 mismatches=0/6; judged by ...'."""
+    status = "match" if out.match else "MISMATCH"
+    error = "-" if out.max_abs_error is None else f"{out.max_abs_error:g}"
+    steps = f" ({out.steps_text()})" if out.steps_text() else ""
+    extra = f", {out.beyond_int32} values beyond int32" if out.beyond_int32 else ""
+    note = f" ({out.note})" if out.note else ""
+    judged = f"; judged by {out.yardstick}" if out.yardstick else ""
+    verdict = f" [{out.compliance}]" if out.compliance else ""
+    return (f"{status} {out.dtype}{list(out.shape)} max_abs_error={error}{steps} "
+            f"mismatches={out.mismatches}/{out.numel}{extra}{note}{judged}{verdict}")
+
+
+# The two implementations of TOSA a VGF target's outputs come from, as the views name them.
+REFERENCE_MODEL, VGF_RUN = "TOSA reference model", "VGF run"
+
+
+def output_lines(result) -> list[str]:
+    """The text view's outputs against eager; for a VGF target each names its implementation (the reference model,
+    the VGF run), then how the two compare value by value, or why there was no VGF run."""
+    if not is_vgf_target(result.profile):
+        return [f"output {out.index}: {output_line(out)}" for out in result.outputs]
+    lines = [f"output {out.index} ({REFERENCE_MODEL}): {output_line(out)}" for out in result.outputs]
+    lines += [f"output {out.index} ({VGF_RUN}): {output_line(out)}" for out in result.vgf_outputs]
+    lines += [f"output {a.index} ({VGF_RUN} against the reference model): {agreement_text(result, a)}"
+              for a in agreements(result.outputs, result.vgf_outputs)]
+    why = vgf_note(result, error_shown=True)
+    return lines + ([f"{VGF_RUN}: {why}"] if why else [])
+
+
+# How stages/vgf_run.py starts its note on an output where the two implementations differ beyond its tolerance.
+DISAGREEMENT = "the two TOSA implementations disagree on output {index}:"
+
+
+def agreement_text(result, agreement) -> str:
+    """core/vgf.py's Agreement in words, with whether a difference is within the output's tolerance (the VGF run's
+    notes say where it is not): '3 of 24 values differ, max |difference| 6e-08; within the output's tolerance'."""
+    text = agreement.text()
+    if not agreement.differing:
+        return text
+    beyond = any(note.startswith(DISAGREEMENT.format(index=agreement.index)) for note in result.notes)
+    return f"{text}; {'BEYOND' if beyond else 'within'} the output's tolerance"
+
+
+def implementation_verdict(outputs) -> str:
+    """'match' or 'mismatch' of one implementation's outputs against eager; "" without any."""
+    return "" if not outputs else (Numerics.MATCH if all(o.match for o in outputs) else Numerics.MISMATCH).value
+
+
+def numerics_sources(result) -> str:
+    """' (TOSA reference model: match; VGF run: mismatch)': a VGF target's verdict per implementation, which
+    the numerics are the worse of; "" for another target or without a VGF run."""
+    if not is_vgf_target(result.profile) or not result.vgf_outputs:
+        return ""
+    reference = implementation_verdict(result.outputs) or "none"
+    return f" ({REFERENCE_MODEL}: {reference}; {VGF_RUN}: {implementation_verdict(result.vgf_outputs)})"
+
+
+def vgf_note(result, *, error_shown: bool = False) -> str:
+    """Why a result has no VGF run to show, in one line; "" when it has one (or is not on a VGF target). With
+    `error_shown`, the error's words are left to the error line above."""
+    error = result.error
+    if not is_vgf_target(result.profile) or result.vgf_outputs:
+        return ""
+    if error is None:
+        return "did not run: nothing was delegated" if not result.delegates else "did not run"
+    if result.outcome is Outcome.VGF_ERROR:
+        why, words = "did not run: model-converter refused the TOSA graph", error.root_cause
+    elif result.numerics is Numerics.VGF_ERROR:
+        why, words = "failed on the Vulkan device", error.one_line()
+    else:
+        why, words = f"did not run: the case ended in its {error.stage} stage", error.one_line()
+    return f"{why} (see the error)" if error_shown else f"{why}: {words}"
+
+
 # A node the partitioner accepted in a case whose backend then could not compile it (outcomes.COMPILE_FAILURES).
 ACCEPTED_THEN_FAILED = {Outcome.LOWERING_ERROR: "accepted, lowering failed",
-                        Outcome.VELA_ERROR: "accepted, Vela refused"}
-# Either of them, as the partition graph's legends name its colour.
-ACCEPTED_THEN_FAILED_LEGEND = "accepted, " + " or ".join(
-    text.removeprefix("accepted, ") for text in ACCEPTED_THEN_FAILED.values())
+                        Outcome.VELA_ERROR: "accepted, Vela refused",
+                        Outcome.VGF_ERROR: "accepted, model-converter refused"}
+# Any of them, as the partition graph's legends name its colour: "accepted, lowering failed, Vela refused or ...".
+_FAILURES = [text.removeprefix("accepted, ") for text in ACCEPTED_THEN_FAILED.values()]
+ACCEPTED_THEN_FAILED_LEGEND = f"accepted, {', '.join(_FAILURES[:-1])} or {_FAILURES[-1]}"
 
 
 def placements(result) -> dict[str, str]:
     """Where each node runs, in a word: CPU, TOSA (a TOSA delegate), NPU (an Ethos-U delegate Vela compiled),
-    "NPU, CPU (Vela)" for a delegated node some of whose TOSA operators Vela placed on the CPU, or, in a case that
-    ended in lowering_error or vela_error, what became of a node the partitioner accepted (ACCEPTED_THEN_FAILED)."""
+    "NPU, CPU (Vela)" for a delegated node some of whose TOSA operators Vela placed on the CPU, VGF (a VGF
+    delegate: its .vgf runs on the Vulkan device), or, in a case that ended in lowering_error, vela_error or
+    vgf_error, what became of a node the partitioner accepted (ACCEPTED_THEN_FAILED)."""
     on_cpu = vela.cpu_placed_nodes(result.delegates)
-    # an Ethos-U target's delegates are all compiled by Vela (executorch's EthosUBackend)
+    # an Ethos-U target's delegates are all compiled by Vela (executorch's EthosUBackend), a VGF target's by
+    # model-converter (its VgfBackend)
     npu = any(d.vela is not None for d in result.delegates)
+    delegated = "VGF" if is_vgf_target(result.profile) else "TOSA"
     failed = ACCEPTED_THEN_FAILED.get(result.outcome)
     found = {}
     for node in result.nodes:
@@ -207,7 +278,7 @@ def placements(result) -> dict[str, str]:
         elif failed:
             found[node.name] = failed
         else:
-            found[node.name] = ("NPU, CPU (Vela)" if node.name in on_cpu else "NPU") if npu else "TOSA"
+            found[node.name] = ("NPU, CPU (Vela)" if node.name in on_cpu else "NPU") if npu else delegated
     return found
 
 

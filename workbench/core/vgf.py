@@ -59,3 +59,47 @@ class VgfFile:
 
 def is_target(profile: str) -> bool:
     return profile.strip().lower().startswith(TARGET_PREFIX)
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """How one output's values from the two TOSA implementations of a VGF target compare, value by value: the
+    reference model's (`outputs[i].reference`) against the VGF run's (`vgf_outputs[i].reference`). Exact, where
+    the run's notes judge a disagreement by the output's tolerance (stages/vgf_run.py)."""
+
+    index: int
+    numel: int
+    differing: int | None  # values that are not the same; None: the two cannot be compared (a side has none)
+    max_difference: float | None  # the largest |reference model - VGF run| of numeric values
+
+    def text(self) -> str:
+        """'identical (24 values)', '3 of 24 values differ, max |difference| 0.0078', or why not compared."""
+        if self.differing is None:
+            return "not compared (one implementation gave no values)"
+        if not self.differing:
+            return f"identical ({self.numel} value{'s' * (self.numel != 1)})"
+        largest = f", max |difference| {self.max_difference:g}" if self.max_difference is not None else ""
+        return f"{self.differing} of {self.numel} values differ{largest}"
+
+
+def agreements(outputs, vgf_outputs) -> list[Agreement]:
+    """One Agreement per output both runs compared (OutputComparison records, matched by index)."""
+    theirs = {o.index: o for o in vgf_outputs}
+    return [_agreement(o.index, o.numel, o.reference, theirs[o.index].reference)
+            for o in outputs if o.index in theirs]
+
+
+def _agreement(index: int, numel: int, ours, theirs) -> Agreement:
+    a, b = _flat(ours), _flat(theirs)
+    if ours is None or theirs is None or len(a) != len(b):
+        return Agreement(index, numel, None, None)
+    differing = [(x, y) for x, y in zip(a, b) if not (x == y or (x != x and y != y))]  # NaN is NaN
+    gaps = [abs(float(x) - float(y)) for x, y in differing if isinstance(x, (int, float)) and
+            isinstance(y, (int, float))]
+    return Agreement(index, len(a), len(differing), max(gaps) if gaps else (0.0 if not differing else None))
+
+
+def _flat(values) -> list:
+    if isinstance(values, (list, tuple)):
+        return [v for item in values for v in _flat(item)]
+    return [] if values is None else [values]

@@ -18,7 +18,7 @@ import ipywidgets as widgets
 from .. import catalogue, policies, views
 from ..core import dtypes, quantization
 from ..core.errors import WorkbenchError
-from ..core.text import case_label
+from ..core.text import case_label, numerics_sources
 from ..core.outcomes import COMPILE_FAILURES
 from ..pipeline.case import Case
 from ..pipeline.run import run
@@ -30,9 +30,10 @@ from .html_parts import EXPLORER_STYLE, summary_html, table_html
 from .shown_case import CUSTOM_PROFILE, choose_profile, set_controls, shown_line
 from .trace_view import TraceView
 from .vela_view import VelaView, status_reason
+from .vgf_view import VgfView
 
-TAB_TITLES = ("Partition graph", "Reasons", "Numerics", "TOSA", "Vela", "Error", "Reproduce")
-GRAPH_TAB, REASONS_TAB, NUMERICS_TAB, TOSA_TAB, VELA_TAB, ERROR_TAB, REPRODUCE_TAB = range(len(TAB_TITLES))
+TAB_TITLES = ("Partition graph", "Reasons", "Numerics", "TOSA", "Vela", "VGF", "Error", "Reproduce")
+GRAPH_TAB, REASONS_TAB, NUMERICS_TAB, TOSA_TAB, VELA_TAB, VGF_TAB, ERROR_TAB, REPRODUCE_TAB = range(len(TAB_TITLES))
 # Rendered with every result, being what is read first; the other tabs wait until opened.
 EAGER_TABS = (GRAPH_TAB, REASONS_TAB)
 
@@ -59,7 +60,7 @@ class Explorer(widgets.VBox):
         self.tabs = self._build_tabs()
         self._tab_renderers = {GRAPH_TAB: self._render_graph, REASONS_TAB: self._render_reasons,
                                NUMERICS_TAB: self._render_numerics, TOSA_TAB: self._render_tosa,
-                               VELA_TAB: self.vela_view.show,
+                               VELA_TAB: self.vela_view.show, VGF_TAB: self.vgf_view.show,
                                ERROR_TAB: self._render_error, REPRODUCE_TAB: self._render_reproduce}
 
         self.op.observe(self._on_op, names="value")
@@ -136,6 +137,7 @@ class Explorer(widgets.VBox):
         self.save_button = widgets.Button(description="Save flatbuffer", icon="download", disabled=True)
         self.save_status = widgets.HTML()
         self.vela_view = VelaView()  # an Ethos-U result's Vela report (ui/vela_view.py)
+        self.vgf_view = VgfView()  # a VGF result's .vgf files and VGF run (ui/vgf_view.py)
         self.error_html = widgets.HTML()
         self.traceback_html = widgets.HTML()
         self.traceback_fold = widgets.Accordion(children=[self.traceback_html], selected_index=None)
@@ -152,6 +154,7 @@ class Explorer(widgets.VBox):
             widgets.VBox([self.numerics_html, self.numerics_image, self.trace_view]),
             widgets.VBox([self.tosa_html, widgets.HBox([self.save_button, self.save_status])]),
             self.vela_view,
+            self.vgf_view,
             widgets.VBox([self.error_html, self.traceback_fold, self.culprits_button, self.culprits_html]),
             self.reproduce_html,
         ])
@@ -297,6 +300,7 @@ class Explorer(widgets.VBox):
         self.numerics_html.value = self.tosa_html.value = self.reproduce_html.value = ""
         self.trace_view.clear()
         self.vela_view.clear()
+        self.vgf_view.clear()
         self._set_numerics_image(b"")
         self.error_html.value = self.traceback_html.value = ""
 
@@ -308,9 +312,9 @@ class Explorer(widgets.VBox):
 
     def _render_numerics(self, result) -> None:
         notes = "".join(f"<br><i>note: {html.escape(note)}</i>" for note in result.notes)
-        self.numerics_html.value = (
-            f"<b>numerics: {result.numerics.value}</b>{notes}<br>" + table_html(views.numerics_frame(result))
-        )
+        self.numerics_html.value = (  # a VGF target's table is the reference model's: the VGF tab has its run's
+            f"<b>numerics: {result.numerics.value}</b>{html.escape(numerics_sources(result))}{notes}<br>"
+            + table_html(views.numerics_frame(result)))
         figure = views.numerics_figure(result)
         self._set_numerics_image(views.figure_png(figure) if figure is not None else b"")
         self.trace_view.show(result)

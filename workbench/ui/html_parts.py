@@ -7,9 +7,10 @@ import html
 from ..batch.model_summary import model_summary
 
 # Widget HTML is not styled by JupyterLab's rendered-output CSS: without this a table's columns run together.
+# Its line height is the text's, not a widget row's (28 px): a wrapped cell reads as one paragraph.
 TABLE_STYLE = ("<style>.wb-table {border-collapse: collapse} "
                ".wb-table th, .wb-table td {padding: 0.2em 0.9em 0.2em 0.3em; text-align: left !important; "
-               "vertical-align: top} "
+               "vertical-align: top; line-height: 1.35} "
                ".wb-table thead th {border-bottom: 1px solid #b0bec5} "
                ".wb-table tbody tr:nth-child(even) {background: #f5f7f8}</style>")
 

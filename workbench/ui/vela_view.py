@@ -1,5 +1,6 @@
 """The Vela tab: what Vela made of each delegate of an Ethos-U result (views/tables.py's vela_summary_frame and
-vela_frame), and the status line's words for a Vela refusal. Widgets carry `wb-vela*` classes."""
+vela_frame), and the status line's words for a Vela refusal (and, through ui/vgf_view.py, a VGF failure). Widgets
+carry `wb-vela*` classes."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from ..core.outcomes import COLOURS, Outcome
 from ..core.text import readable_reason
 from ..views.tables import VELA_LAYERS_NOTE, vela_frame, vela_note, vela_summary_frame
 from .html_parts import table_html
+from .vgf_view import vgf_status
 
 
 def vela_html(result) -> str:
@@ -29,13 +31,14 @@ def vela_html(result) -> str:
 
 
 def status_reason(result) -> str:
-    """Why the shown result ended as it did, as the status line says it: a Vela refusal in Vela's words and the
-    outcome's colour, else the result's own one line (`reason_summary`)."""
+    """Why the shown result ended as it did, as the status line says it: a Vela or model-converter refusal, or a
+    failed VGF run, in the tool's words and the outcome's (numerics') colour (ui/vgf_view.py), else the result's
+    own one line (`reason_summary`)."""
     error = result.error
     if result.outcome is Outcome.VELA_ERROR and error is not None:
         return (f"<span class='wb-vela-refusal' style='color:{COLOURS[Outcome.VELA_ERROR]}'>"
                 f"{html.escape(vela_note(result))}</span>")
-    return html.escape(readable_reason(result.reason_summary()))
+    return vgf_status(result) or html.escape(readable_reason(result.reason_summary()))
 
 
 class VelaView(widgets.HTML):

@@ -1,7 +1,8 @@
 """The views layer: results made readable, without computing anything.
 
 - `tables`: one result as tables (node reasons, numerics, TOSA operators, the per-tensor trace, Vela's report
-  of an Ethos-U target), figures and reproduce lines;
+  of an Ethos-U target), figures and reproduce lines; `vgf_tables`: a VGF target's .vgf files and its VGF run
+  beside the reference model;
 - `graph`: the partition graph (a package: the graph and its matplotlib picture, the same as Graphviz DOT / SVG
   for large graphs, and as the HTML page's zoomable graph);
 - `plots`: heatmaps of sweeps and diffs; `report`: markdown / HTML reports;
@@ -15,9 +16,9 @@
 
 Also: `html_page` (one result as one self-contained HTML file, its graph `graph.html`) and
 `case_pages` (the page of each changed case beside an HTML sweep report), `report_parts` (the pieces of both
-report formats), `vela_report` (the Ethos-U part of a sweep report), `hunt_report` (a hunt's findings as a
-report, each class an issue text) and `executorch_tests` (a hunt's findings as pytest files in executorch's Arm
-test idiom).
+report formats), `vela_report` (the Ethos-U part of a sweep report), `vgf_report` (its VGF part), `hunt_report`
+(a hunt's findings as a report, each class an issue text) and `executorch_tests` (a hunt's findings as pytest
+files in executorch's Arm test idiom).
 Imports every layer below it, but nothing that runs a case or a sweep (results come in; tests/test_layers.py
 checks it); the UI and the CLI arrange these.
 """
@@ -43,5 +44,5 @@ def lazy_modules(package: str, names: tuple[str, ...]):
     return __getattr__
 
 
-_MODULES = ("graph", "plots", "report")
+_MODULES = ("graph", "plots", "report", "vgf_tables")
 __getattr__ = lazy_modules(__name__, _MODULES)

@@ -3,7 +3,8 @@
 `export_html(result, path)` writes what the explorer shows of a result: the partition graph (views/graph/html.py:
 zoomable, searchable, delegates expandable; the matplotlib picture without Graphviz), the reasons, the numerics
 (with the per-tensor trace when the case was traced), the TOSA operators, the error and the lines that reproduce
-it; for an Ethos-U target, Vela's report. CSS and JS are inline, pictures are PNG data URIs and the graph inline
+it; for an Ethos-U target, Vela's report; for a VGF target, its .vgf files and the VGF run beside the reference
+model (views/vgf_tables.py). CSS and JS are inline, pictures are PNG data URIs and the graph inline
 SVG: the page references no URL.
 """
 
@@ -15,15 +16,20 @@ import os
 from pathlib import Path
 
 from ..core.errors import WorkbenchError
+from ..core.vgf import is_target as is_vgf_target
 from ..stack import ethos_u
+from . import vgf_tables
 from .graph.html import GRAPH_STYLE, graph_section
 from .tables import (figure_png, numerics_figure, numerics_frame, reasons_frame, reproduce_code, spec_check_html,
                      tosa_frame, trace_frame, VELA_LAYERS_NOTE, verdict_html, vela_frame, vela_note,
                      vela_summary_frame)
 
 EXTENSIONS = (".html", ".htm")
-# Columns of free text, which wrap; every other cell stays on one line.
-FREE_TEXT = {"reason", "note", "judged by", "TOSA compliance", "inputs", "outputs", "configuration"}
+# Columns of free text, which wrap when a value is longer than SHORT_TEXT characters; every other cell stays on one
+# line.
+FREE_TEXT = {"reason", "note", "judged by", "TOSA compliance", "inputs", "outputs", "configuration", "segments",
+             *vgf_tables.OUTPUT_COLUMNS[3:]}
+SHORT_TEXT = 24
 
 PAGE_STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 1.2em 2em;
@@ -37,7 +43,7 @@ table.wb-table th, table.wb-table td { border: 1px solid #cfd8dc; padding: 0.35e
 table.wb-table th { background: #eceff1; position: sticky; top: 0; }
 table.wb-table tr:nth-child(even) td { background: #fafafa; }
 table.wb-table td.wb-short { white-space: nowrap; }
-table.wb-table td.wb-text { min-width: 16em; max-width: 48em; }
+table.wb-table td.wb-text { min-width: 12em; max-width: 48em; }
 .wb-table-scroll { max-height: 70vh; overflow: auto; display: inline-block; max-width: 100%; }
 pre { background: #f5f5f5; border: 1px solid #e0e0e0; padding: 0.7em 1em; overflow-x: auto; white-space: pre-wrap; }
 .wb-outcome { font-size: 1.05em; }
@@ -76,6 +82,8 @@ def result_page(result) -> str:
                 ("error", "Error", _error(result)), ("reproduce", "Reproduce", _reproduce(result))]
     if ethos_u.is_target(result.profile):
         sections.insert(4, ("vela", "Vela", _vela(result)))
+    if is_vgf_target(result.profile):
+        sections.insert(4, ("vgf", "VGF", _vgf(result)))
     body = [f"<h1>{esc(result.case_label)}</h1>",
             f"<p class='wb-outcome'>policy <code>{esc(str(result.policy))}</code> · outcome <b>{esc(str(outcome))}</b>"
             f" · {verdict_html(result)} · Arm backend {esc(result.arm_backend_label)}"
@@ -96,11 +104,13 @@ def _versions(result) -> str:
 
 def frame_html(frame, empty: str) -> str:
     """A DataFrame as a padded table, or `empty` when it has no rows. Cells are escaped; floats keep 4 significant
-    digits; None and NaN are blank; short values stay on one line, free text (FREE_TEXT columns) wraps."""
+    digits; None and NaN are blank; short values stay on one line, long free text (FREE_TEXT columns) wraps."""
     if frame.empty:
         return f"<p>{html.escape(empty)}</p>"
     esc = html.escape
-    wrapping = [column in FREE_TEXT for column in frame.columns]
+    # free text wraps where it is long enough to need it; a short one (a count named "outputs") stays narrow
+    wrapping = [column in FREE_TEXT and frame[column].map(lambda v: len(_cell(v))).max() > SHORT_TEXT
+                for column in frame.columns]
     head = "".join(f"<th>{esc(str(column))}</th>" for column in frame.columns)
     rows = "".join("<tr>" + "".join(f"<td class='{'wb-text' if wraps else 'wb-short'}'>{esc(_cell(value))}</td>"
                                     for value, wraps in zip(row, wrapping)) + "</tr>"
@@ -121,6 +131,9 @@ def _reasons(result) -> str:
 
 def _numerics(result) -> str:
     parts = [frame_html(numerics_frame(result), "No outputs were compared (see the outcome and the notes).")]
+    if is_vgf_target(result.profile):
+        parts.insert(0, f"<p>The {vgf_tables.REFERENCE_MODEL}'s outputs; the {vgf_tables.VGF_RUN}'s are beside them in "
+                        "<a href='#vgf'>VGF</a>.</p>")
     figure = numerics_figure(result)
     if figure is not None:
         data = base64.b64encode(figure_png(figure)).decode("ascii")
@@ -146,6 +159,26 @@ def _vela(result) -> str:
     return ("<h3>Per delegate</h3>" + frame_html(vela_summary_frame(result), "")
             + f"<h3>Per layer</h3><p>{html.escape(VELA_LAYERS_NOTE)}</p>"
             + frame_html(vela_frame(result), ""))
+
+
+def _vgf(result) -> str:
+    """Each delegate's .vgf and its segments, the VGF run's outputs beside the reference model's, the notes about
+    the two implementations and their times (views/vgf_tables.py)."""
+    esc = html.escape
+    note = vgf_tables.vgf_note(result)
+    files = vgf_tables.files_frame(result)
+    parts = [f"<p>{esc(vgf_tables.ABOUT)}</p>", "<h3>Per delegate</h3>",
+             frame_html(files, "No .vgf file was made (see below).")]
+    if not files.empty:
+        parts += ["<h3>Segments</h3>", frame_html(vgf_tables.segments_frame(result), "")]
+    parts.append(f"<h3>Outputs: the {vgf_tables.VGF_RUN} beside the {vgf_tables.REFERENCE_MODEL}</h3>")
+    parts.append(f"<p class='wb-vgf-note'>The {vgf_tables.VGF_RUN} {esc(note)}</p>" if note
+                 else frame_html(vgf_tables.outputs_frame(result), ""))
+    notes = vgf_tables.vgf_notes(result)
+    if notes:
+        parts.append("<ul class='wb-vgf-notes'>" + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>")
+    timings = vgf_tables.timings_text(result)
+    return "\n".join(parts + ([f"<p>Times: {esc(timings)}</p>"] if timings else []))
 
 
 def _error(result) -> str:

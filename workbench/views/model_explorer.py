@@ -12,8 +12,8 @@
   traced in, named `Class_name` as that adapter's `get_hierachy` names them (the class without its module path,
   the root module left out). A node's attributes say where it went (`placement`), the delegate, the
   partitioner's `reason`, and after a lowering error on the failing node the `failing pass` and `root cause`; on
-  a traced result `numerics error`. A group's (its placement, size, TOSA operators) are the graph's
-  `groupNodeAttributes`.
+  a traced result `numerics error`. A group's (its placement, size, TOSA operators, Vela's or the .vgf's summary)
+  are the graph's `groupNodeAttributes`.
 - `placement.json`: node data (model_explorer/node_data_builder.py: GraphNodeData, `results` of node id ->
   `{value, bgColor}`): `delegated`, `CPU` or `failed` per node, in the partition graph's colours.
 - `numerics-error.json` (a traced result with judged tensors only): each node's largest error in its own unit
@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.outcomes import Outcome
+from ..core.text import REFERENCE_MODEL, VGF_RUN, implementation_verdict, vgf_note
+from ..core.vgf import is_target as is_vgf_target
 from .graph.partition import KIND_COLOURS, partition_graph, trace_error_size, worst_trace_rows
 from .graph.layout import graph_structure
 
@@ -95,15 +97,22 @@ def graph_collection(result, graph=None, errors=None) -> dict:
 
 
 def _group_attributes(result, structure) -> dict[str, dict[str, str]]:
-    """Shown when a group is selected: its placement, size and TOSA operators; with nothing selected ("" in
-    Model Explorer's GroupNodeAttributes), the case and its outcome."""
+    """Shown when a group is selected: its placement, size and TOSA operators (and Vela's or the .vgf's line);
+    with nothing selected ("" in Model Explorer's GroupNodeAttributes), the case and its outcome (for a VGF target
+    each implementation's verdict too)."""
     groups = {"": {"case": result.case_label, "outcome": result.outcome.value, "numerics": result.numerics.value}}
+    if is_vgf_target(result.profile):  # the numerics are the worse of its two implementations'
+        groups[""].update({REFERENCE_MODEL: implementation_verdict(result.outputs) or "no outputs",
+                           VGF_RUN: implementation_verdict(result.vgf_outputs) or vgf_note(result)})
     if result.error is not None:
         groups[""].update({"root cause": result.error.root_cause, "where": result.error.failing_line()})
     for group in structure.groups.values():
         attrs = {"placement": PLACEMENTS[group.kind], "nodes": str(len(group.members))}
         if group.tosa_ops:
             attrs["TOSA operators"] = ", ".join(f"{op} x{count}" for op, count in group.tosa_ops.most_common())
+        if group.compiled:  # "Vela: 642 cycles, ..." or "VGF: 1.6 KiB, ...": by the tool's name
+            tool, _, made = group.compiled.partition(": ")
+            attrs[tool] = made
         groups[_segment(group.name())] = attrs
     return groups
 

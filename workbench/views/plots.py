@@ -13,7 +13,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import PercentFormatter
 
-from ..batch.results_io import FLOAT_COLUMNS, INT_COLUMNS, load_results
+from ..batch.results_io import FLOAT_COLUMNS, INT_COLUMNS, VGF_FLOAT_COLUMNS, load_results
 from ..core.errors import WorkbenchError
 from ..core.outcomes import CODES, COLOURS, FAILED_OUTCOMES, MARKS
 from .figures import PictureFigure
@@ -54,7 +54,15 @@ VALUE_SCALES = {
     "max_abs_error": ValueScale("largest error", "largest absolute error against eager", log=True),
     "max_steps": ValueScale("largest error in steps", "largest error in quantization steps"),
     "seconds": ValueScale("time per case", "seconds to run the case", log=True),
+    "vgf_max_abs_error": ValueScale("largest error of the VGF run", "largest absolute error against eager", log=True),
+    "vgf_max_steps": ValueScale("largest VGF error in steps", "the VGF run's error in quantization steps"),
+    "vgf_mismatches": ValueScale("VGF mismatches", "values the VGF run gets wrong"),
+    "vgf_differing": ValueScale("VGF against the reference model", "values where the two implementations differ"),
+    "vgf_compile_s": ValueScale("model-converter time", "seconds model-converter took", log=True),
+    "vgf_run_s": ValueScale("VGF run time", "seconds of the VGF run", log=True),
+    "vgf_kib": ValueScale(".vgf size", "KiB of .vgf files"),
 }
+NUMERIC_COLUMNS = FLOAT_COLUMNS + INT_COLUMNS + VGF_FLOAT_COLUMNS
 
 
 def outcome_code(outcome: str, numerics: str = "") -> str:
@@ -87,10 +95,12 @@ def value_heatmap(results, column: str, title: str | None = None) -> PictureFigu
     `value_heatmap(results, "vela_cycles")` Vela's estimated cycles (log scale). A case without a value (a TOSA
     profile's for Vela's columns, a failed case) is grey, marked `–` or with its failed outcome's code.
     """
-    if column not in FLOAT_COLUMNS + INT_COLUMNS:
+    if column not in NUMERIC_COLUMNS:
         raise WorkbenchError(f"value_heatmap shows a numeric result column; not {column!r} (valid: "
-                             f"{', '.join(FLOAT_COLUMNS + INT_COLUMNS)})")
+                             f"{', '.join(NUMERIC_COLUMNS)})")
     frame = load_results(results)
+    if column not in frame.columns:  # a VGF column of a sweep without a VGF target
+        raise WorkbenchError(f"the results have no column {column!r}: it is a VGF target's, and no case is on one")
     if frame.empty:
         return _message("no cases in the results")
     scale = VALUE_SCALES.get(column, ValueScale(column, column))
@@ -230,8 +240,9 @@ def _heatmap(rows: list, columns: list[tuple], cells: dict, title: str, cell_fon
     outcomes = list(OUTCOME_COLOURS) + sorted({o for o, _ in cells.values()} - set(OUTCOME_COLOURS))
     handles = [Patch(facecolor=OUTCOME_COLOURS.get(o, OTHER_COLOUR), label=f"{OUTCOME_CODES.get(o, o)}  {o}")
                for o in outcomes]
-    handles += [Line2D([], [], linestyle="none", marker=rf"$\mathbf{{{m}}}$", color="black", markersize=7,
-                       label=f"numerics {n}") for n, m in NUMERICS_MARKS.items()]
+    # a mathtext marker is scaled to fit its size whatever its width: a two-letter mark (G!) gets a wider one
+    handles += [Line2D([], [], linestyle="none", marker=rf"$\mathbf{{{m}}}$", color="black",
+                       markersize=5 + 2.5 * len(m), label=f"numerics {n}") for n, m in NUMERICS_MARKS.items()]
     if len(cells) < len(rows) * len(columns):
         handles.append(Patch(facecolor=ABSENT_COLOUR, edgecolor="#b0bec5", label=absent))
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8, frameon=False)

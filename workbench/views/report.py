@@ -26,6 +26,7 @@ from .plots import (
 )
 from .report_parts import STYLE, folded, html_image, html_table, md_cell, md_span, md_table
 from .vela_report import vela_changes_html, vela_changes_markdown, vela_html, vela_markdown
+from .vgf_report import vgf_html, vgf_markdown
 
 FORMATS = ("md", "html")
 EXTENSIONS = {".md": "md", ".markdown": "md", ".html": "html", ".htm": "html"}
@@ -34,6 +35,7 @@ MAX_DETAIL = 300
 # The transition table's columns (DiffResult.transitions): the last counts the passes the errors were raised in.
 # It, and the failures' "failing pass" column, are left out when empty throughout (results saved before them).
 TRANSITION_HEADERS = ("transition", "count", "cases", "failing passes")
+NO_FAILURES = "None: no lowering, export, reference, Vela or VGF error, crash, timeout or mismatch."
 
 
 def report(results, *, format: str = "md", diff=None, title: str | None = None) -> str:
@@ -120,7 +122,7 @@ def _counts(frame: pd.DataFrame) -> tuple[str, str]:
         return ", ".join(f"{counts[n]} {n}" for n in names)
 
     numerics_order = [Numerics.MATCH, Numerics.MISMATCH, Numerics.UNPREDICTABLE, Numerics.REFERENCE_ERROR,
-                      Numerics.NOT_RUN]
+                      Numerics.VGF_ERROR, Numerics.NOT_RUN]
     return counted(frame["outcome"], list(OUTCOME_CODES)), counted(frame["numerics"], numerics_order)
 
 
@@ -222,12 +224,12 @@ def _markdown(frame: pd.DataFrame, diff: DiffResult | None, title: str) -> str:
     headers = ["op"] + ["<br>".join(md_cell(part) for part in column) for column in columns]
     rows = [[md_span(op)] + [_md_code(cells.get((op, column))) for column in columns] for op in ops]
     lines += md_table(headers, rows) + [""]
-    lines += vela_markdown(frame)
+    lines += vela_markdown(frame) + vgf_markdown(frame)
 
     failures = _failures(frame)
     lines += [f"### Failures ({len(failures)})", ""]
     if failures.empty:
-        lines += ["None: no lowering, export or reference error, crash, timeout or mismatch.", ""]
+        lines += [NO_FAILURES, ""]
     else:
         rows = [
             [md_span(v) if c in ("op", "failing pass", "root cause") else md_cell(v)
@@ -284,12 +286,12 @@ def _html(frame: pd.DataFrame, diff: DiffResult | None, title: str, pages: list 
         rows.append(f"<tr><th><code>{esc(op)}</code></th>{tds}</tr>")
     body.append(f"<table><tr><th>op</th>{header}</tr>{''.join(rows)}</table>")
     body.append(html_image(outcome_heatmap(frame), "outcome heatmap"))
-    body += vela_html(frame)
+    body += vela_html(frame) + vgf_html(frame)
 
     failures = _failures(frame)
     body.append(f"<h2>Failures ({len(failures)})</h2>")
     if failures.empty:
-        body.append("<p>None: no lowering, export or reference error, crash, timeout or mismatch.</p>")
+        body.append(f"<p>{NO_FAILURES}</p>")
     else:
         body.append(html_table(list(failures.columns), failures.values.tolist()))
     return (

@@ -11,7 +11,7 @@ from ..core.quantization import call_arguments
 from ..core.records import ArmBackend
 from ..core.rows import result_row
 from ..core import vela
-from ..core.text import SUMMARY_COLUMNS, node_tosa_text, placements, readable_reason
+from ..core.text import SUMMARY_COLUMNS, node_tosa_text, numerics_sources, placements, readable_reason
 from ..stack import ethos_u
 
 
@@ -134,7 +134,8 @@ def trace_frame(result):
 
     return pd.DataFrame(
         [{"delegate": r.delegate, "tosa_op": r.tosa_op, "tensor": r.tensor, "fx_node": r.fx_node or "no FX node",
-          "judged_against": r.judged_against or r.fx_node, "dtype": r.dtype, "shape": str(list(r.shape)), "within_tolerance": r.within_tolerance,
+          "judged_against": r.judged_against or r.fx_node, "dtype": r.dtype, "shape": str(list(r.shape)),
+          "within_tolerance": r.within_tolerance,
           "max_abs_error": r.max_abs_error, "max_ulp": r.max_ulp, "max_steps": r.max_steps, "snr_db": r.snr_db,
           "judged by": r.yardstick, "note": r.note}
          for r in result.trace],
@@ -145,8 +146,8 @@ def trace_frame(result):
 def trace_text(result, *, width: int | None = None, wide: bool = False) -> str:
     """The trace for the terminal: per tensor its operator, FX node, type and shape, verdict, error in its own terms
     and the note, with the yardstick for a tensor out of it (trace_frame has every measure and yardstick in a column
-    of its own); the delegate column only when there are several. It fits `width` (None: the terminal's), or one line per tensor when `wide` (core/text.py's
-    table)."""
+    of its own); the delegate column only when there are several. It fits `width` (None: the terminal's), or one
+    line per tensor when `wide` (core/text.py's table)."""
     from ..core.text import table
 
     verdicts = {True: "within", False: "OUT", None: ""}
@@ -168,6 +169,7 @@ def _flat(values) -> list:
 
 def numerics_figure(result):
     """Eager and reference values side by side per output, and their absolute difference; None without outputs.
+    A VGF target's VGF run is drawn beside them (its values, not its difference).
 
     int64 values beyond the int32 range are ringed, since those are what narrowing to int32 would break. The
     figure shows as a picture in a notebook (views/figures.py).
@@ -175,6 +177,8 @@ def numerics_figure(result):
     if not result.outputs:
         return None
     from .figures import PictureFigure
+
+    vgf = {o.index: o for o in result.vgf_outputs}
 
     fig = PictureFigure(figsize=(10, 2.8 * len(result.outputs)))
     axes = fig.subplots(len(result.outputs), 2, squeeze=False)
@@ -186,6 +190,10 @@ def numerics_figure(result):
         values_ax.plot(index, eager, "o-", label="eager PyTorch", markersize=4)
         if reference:
             values_ax.plot(index[: len(reference)], reference, "x--", label="TOSA reference", markersize=5)
+        ran = vgf[out.index].reference if out.index in vgf else None
+        ran = [float(v) for v in _flat(ran)] if ran is not None else []
+        if ran:
+            values_ax.plot(index[: len(ran)], ran, "+:", label="VGF run", markersize=7)
         wide = [i for i, v in enumerate(eager) if v > INT32_MAX or v < INT32_MIN] if out.dtype == "int64" else []
         if wide:
             values_ax.scatter(wide, [eager[i] for i in wide], s=90, facecolors="none", edgecolors="red",
@@ -232,11 +240,12 @@ def tosa_frame(result):
 
 def verdict_html(result) -> str:
     """`numerics <b>…</b> · TOSA specification <b>legal</b>`: the numerics in their colour
-    (core.outcomes.NUMERICS_COLOURS) and the specification check's verdict, its message as the title (what the
-    explorer's status line and a result's HTML page say)."""
+    (core.outcomes.NUMERICS_COLOURS), for a VGF target each implementation's verdict, and the specification check's
+    verdict, its message as the title (what the explorer's status line and a result's HTML page say)."""
     value = getattr(result.numerics, "value", result.numerics)
     colour = NUMERICS_COLOURS.get(value, "inherit")
-    text = f"numerics <b class='wb-numerics' style='color:{colour}'>{html.escape(str(value))}</b>"
+    text = (f"numerics <b class='wb-numerics' style='color:{colour}'>{html.escape(str(value))}</b>"
+            + html.escape(numerics_sources(result)))  # a VGF target's: each implementation's verdict
     check = result.spec_check
     if check is not None:
         text += (f" · TOSA specification <b class='wb-spec-check' title='{html.escape(check.one_line(), quote=True)}'>"

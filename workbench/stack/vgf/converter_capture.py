@@ -102,7 +102,10 @@ def _wrap(original, recorder: Recorder):
         except BaseException as exc:
             run.seconds = time.perf_counter() - start
             run.refusal = refusal_text(exc)
-            raise ConverterRefusal(f"{run.refusal}\n(executorch's VGF backend raised {type(exc).__name__})") from exc
+            # from None: the chain's innermost error (executorch's "Command ... returned non-zero exit status") would
+            # be the result's root cause; the converter's words are, and executorch's message follows them
+            raise ConverterRefusal(f"{run.refusal}\n(executorch's VGF backend raised {type(exc).__name__}: {exc})") \
+                from None
         run.seconds = time.perf_counter() - start
         run.vgf = bytes(result)
         return result

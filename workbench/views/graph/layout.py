@@ -15,8 +15,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from ...batch.model_summary import cpu_islands
-from .partition import (DIVERGING_EDGE, KIND_COLOURS, VELA_CPU_EDGE, PartitionGraph, _short_target, partition_graph,
-                    short_reason, vela_text)
+from .partition import (DIVERGING_EDGE, KIND_COLOURS, VELA_CPU_EDGE, PartitionGraph, _short_target, failed_words,
+                        partition_graph, short_reason, vela_text)
 
 COLLAPSE_ABOVE = 60  # computed nodes: above this, groups start collapsed
 ISLAND_COLLAPSE_ABOVE = 12  # a CPU island collapses (with the delegates) only when it has more nodes than this
@@ -49,7 +49,8 @@ class Group:
     tag: str | None = None  # the partition tag of a delegate
     tosa_ops: Counter = field(default_factory=Counter)
     parameters: int = 0  # parameters, buffers and constants only this group reads
-    vela: str = ""  # an Ethos-U delegate: Vela's summary in a line (`vela_group_line`)
+    compiled: str = ""  # what a target's compiler made of the delegate, in a line: Vela's summary, or the .vgf's
+    failed_as: str = "lowering failed"  # a failed delegate: what failed (partition.failed_words)
 
     @property
     def collapsible(self) -> bool:
@@ -63,7 +64,7 @@ class Group:
 
     def title(self) -> str:
         size = f"{len(self.members)} node{'s' if len(self.members) != 1 else ''}"
-        return f"{self.name()}: {size}" + (" (lowering failed)" if self.kind == "failed" else "")
+        return f"{self.name()}: {size}" + (f" ({self.failed_as})" if self.kind == "failed" else "")
 
     def ops_text(self, per_line: int = 4) -> list[str]:
         if self.kind == "cpu":
@@ -75,7 +76,7 @@ class Group:
         if len(ranked) > OPS_SHOWN:
             names.append(f"+{len(ranked) - OPS_SHOWN} more kinds")
         lines = [", ".join(names[i:i + per_line]) for i in range(0, len(names), per_line)]
-        return ["TOSA: " + lines[0]] + lines[1:] + ([self.vela] if self.vela else [])
+        return ["TOSA: " + lines[0]] + lines[1:] + ([self.compiled] if self.compiled else [])
 
 
 @dataclass
@@ -132,6 +133,16 @@ def vela_group_line(record) -> str:
     return f"Vela: {report.total_cycles} cycles, {report.npu_operators} NPU / {report.cpu_operators} CPU operators"
 
 
+def vgf_group_line(record) -> str:
+    """'VGF: 1.6 KiB, 1 segment (GRAPH), 0 constants' for a delegate model-converter compiled; "" for another."""
+    made = getattr(record, "vgf", None)
+    if made is None:
+        return ""
+    kinds = ", ".join(segment.kind for segment in made.segments)
+    return (f"VGF: {made.size_bytes / 1024:.1f} KiB, {len(made.segments)} segment{'s' * (len(made.segments) != 1)}"
+            f"{f' ({kinds})' if kinds else ''}, {made.constants} constant{'s' * (made.constants != 1)}")
+
+
 def graph_structure(result, graph: PartitionGraph | None = None) -> GraphStructure:
     graph = graph or partition_graph(result)
     records = {r.name: r for r in result.nodes}
@@ -142,7 +153,7 @@ def graph_structure(result, graph: PartitionGraph | None = None) -> GraphStructu
         key = record.name if record is not None else tag
         groups[key] = Group(key, graph.nodes[members[0]].kind, members, tag,
                             Counter(record.tosa_op_names) if record is not None else Counter(),
-                            vela=vela_group_line(record))
+                            compiled=vela_group_line(record) or vgf_group_line(record), failed_as=failed_words(result))
     # CPU islands as the model summary counts them (batch/model_summary.py), so the picture and the counts agree.
     islands = [[name for name in members if name in graph.nodes] for members in cpu_islands(result.nodes)]
     for index, members in enumerate((m for m in islands if m), start=1):

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from ...core import vela
 from ...core.outcomes import COLOURS, COMPILE_FAILURES, Outcome
-from ...core.text import ACCEPTED_THEN_FAILED_LEGEND, readable_reason, shortened
+from ...core.text import ACCEPTED_THEN_FAILED, ACCEPTED_THEN_FAILED_LEGEND, readable_reason, shortened
 
 # Node kinds, coloured as the outcome each stands for.
 KIND_COLOURS = {
@@ -217,6 +217,12 @@ def _layout(graph: PartitionGraph) -> None:
         rows[node.layer] = node.row + 1
 
 
+def failed_words(result) -> str:
+    """What became of a delegate whose nodes are drawn failed: "lowering failed", "Vela refused", "model-converter
+    refused" (core/text.py's ACCEPTED_THEN_FAILED, by the result's outcome)."""
+    return ACCEPTED_THEN_FAILED.get(result.outcome, "accepted, lowering failed").removeprefix("accepted, ")
+
+
 def draw_partition(result, graph: PartitionGraph | None = None, *, width_per_layer: float = 2.6,
                    height_per_row: float = 1.6):
     """A figure of the partition graph with a legend (views/figures.py: it shows as a picture in a notebook);
@@ -242,7 +248,7 @@ def draw_partition(result, graph: PartitionGraph | None = None, *, width_per_lay
                                max(xs) - min(xs) + box_w + 0.5, max(ys) - min(ys) + box_h + 0.75,
                                fill=False, linestyle="--", edgecolor=KIND_COLOURS[kind], linewidth=1.5))
         ax.text(min(xs) - box_w / 2 - 0.2, max(ys) + box_h / 2 + 0.2,
-                f"TOSA {tag}" + (" (lowering failed)" if kind == "failed" else ""), fontsize=8,
+                f"TOSA {tag}" + (f" ({failed_words(result)})" if kind == "failed" else ""), fontsize=8,
                 color=KIND_COLOURS[kind])
     for source, target in graph.edges:
         (x0, y0), (x1, y1) = pos[source], pos[target]

@@ -52,8 +52,9 @@ def graphviz_missing() -> str | None:
 def legend_html(graph: PartitionGraph | None = None) -> str:
     """The colours and outlines of the Graphviz drawing, as a line of HTML (the explorer's and the page's); the
     ring of a node Vela placed in part on the CPU where `graph` has one."""
-    swatch = ("<span style='display:inline-block;width:11px;height:11px;background:{};border:{};"
-              "margin:0 3px 0 10px'></span>{}")
+    # each swatch with its label on one line: a narrow notebook wraps between items, never inside one
+    swatch = ("<span style='white-space:nowrap'><span style='display:inline-block;width:11px;height:11px;"
+              "background:{};border:{};margin:0 3px 0 10px'></span>{}</span>")
     items = [(KIND_COLOURS["tosa"], "1px solid #37474f", "delegated (box3d: a collapsed delegate)"),
              (KIND_COLOURS["cpu"], "1px solid #37474f", "CPU (island: orange frame)"),
              (KIND_COLOURS["failed"], "1px solid #37474f", KIND_LABELS["failed"]),
