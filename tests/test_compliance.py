@@ -122,3 +122,20 @@ def test_a_channels_last_output_is_verified_in_the_tosa_graphs_memory_order(torc
     (output,) = result.outputs
     assert result.numerics is Numerics.MATCH and output.compliance == "eager and reference within", result
     assert output.yardstick.startswith("TOSA compliance for MUL")
+
+
+def test_a_delegate_fed_by_an_earlier_part_of_the_program_keeps_the_dtype_tolerance(torch):
+    """sort (CPU) between two delegates: the second delegate's ADD reads values the first delegate computed within
+    tolerance of eager's, so ADD's half-ULP bound, computed from them, does not hold eager's output to account (it
+    refused eager before); the dtype tolerance judges it."""
+
+    class SortAfterExp(torch.nn.Module):
+        def forward(self, x):
+            return torch.sort(torch.exp(x) * 2.0, dim=1).values + 1.0
+
+    torch.manual_seed(1)
+    result = workbench.run_model(SortAfterExp(), (torch.randn(4, 16),), "TOSA-1.0+FP")
+    (output,) = result.outputs
+    assert result.outcome.value == "partial" and output.mismatches == 0
+    assert output.compliance.startswith("no TOSA compliance mode: its delegate reads "), output.compliance
+    assert result.numerics is Numerics.MATCH

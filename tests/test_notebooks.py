@@ -241,3 +241,33 @@ def test_reviewer_walkthrough_runs_and_on_a_branch_diffs_it_against_the_installe
     assert "TOSA 1.1 rows of CLAMP with a 64-bit type: 0" in found, found
     (heatmap,) = [cell for cell in code if "plots.diff_heatmap(the_list" in cell.source]
     assert pictures(heatmap) == 1 and "lowering_error -> fallback" in printed_by(heatmap)
+
+
+VGF_NOTEBOOK = NOTEBOOK_DIR / "05-vgf.ipynb"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", [VGF_NOTEBOOK], ids=lambda p: p.name)
+def test_vgf_exercise_tests_the_learner(path, monkeypatch, tmp_path):
+    """The VGF notebook's exercise section on its own, from its check helpers on (it imports what it uses; the
+    whole notebook runs in test_notebook_runs), on a fresh kernel. As committed, the check says "not answered yet";
+    with every value of the solution's answer made wrong it says what is wrong for each; with the solution's answer
+    it says ✓ correct, then what stayed on CPU in each case and why."""
+    monkeypatch.delenv("WORKBENCH_ARM_BACKEND", raising=False)
+    cells = nbformat.read(path, as_version=4).cells
+    start = next(i for i, cell in enumerate(cells) if "check-helpers" in tags(cell))
+    ((code, check),) = exercises(cells[start:])
+    name = code.split("=")[0].strip()
+    wrong = f"{code}\n{name} = {{key: {WRONG!r} for key in {name}}}\nprint('keys:', len({name}))\n{check}"
+    section = nbformat.v4.new_notebook(cells=cells[start:] + [
+        nbformat.v4.new_code_cell(wrong, metadata={"tags": ["test-wrong"]}),
+        nbformat.v4.new_code_cell(f"{code}\n{check}", metadata={"tags": ["test-right"]})])
+    run_notebook(section, monkeypatch, tmp_path)
+    (committed,), (told_wrong,), (told_right,) = (
+        [printed_by(cell) for cell in section.cells if role in tags(cell)] for role in ("check", "test-wrong", "test-right"))
+    assert "not answered yet" in committed and "✓" not in committed and "✗" not in committed, committed
+    keys = int(told_wrong.split("keys: ")[1].split()[0])
+    assert keys == 6 and "✗" in told_wrong and "✓" not in told_wrong, told_wrong
+    assert told_wrong.count(f"you said {WRONG!r}") == keys, told_wrong
+    assert "✓ correct" in told_right and "✗" not in told_right, told_right
+    assert "aten.argmax.default (TOSA ARGMAX produces int32 but aten.argmax returns int64.)" in told_right, told_right

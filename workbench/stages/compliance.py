@@ -1,7 +1,9 @@
 """Judge float outputs as the TOSA conformance suite judges an operator's result (stack/tosa/conformance.py).
 
-An output is judged in a compliance mode when it is a delegate's output, that delegate ran once, and the TOSA
-operators that reach it are one computing operator and data movement (stack/tosa/conformance.py: DATA_MOVEMENT): the
+An output is judged in a compliance mode when it is a delegate's output, that delegate ran once on the program's
+own inputs (inputs an earlier part of the program computed differ from eager's within tolerance, and an operator's
+bounds hold for the inputs it was given), and the TOSA operators that reach it are one computing operator and data
+movement (stack/tosa/conformance.py: DATA_MOVEMENT): the
 suite defines a mode per operator, not for a chain of them. The reference model then evaluates the same graph on
 the same inputs in precise mode (FP64) and in bounds mode, and the verifier judges the reference's own output and
 eager PyTorch's output against them.
@@ -72,7 +74,12 @@ def _verdict(state: Lowering, out, source, eager, runs: list, who: str):
         return "no reference values"
     if source is None:
         return "the output is not a delegate's output"
-    lowered, index = source
+    lowered, index, computed = source
+    if computed:
+        # the operator's bounds are computed from the inputs this run fed the delegate, which an earlier part of the
+        # program computed within tolerance of eager's values: eager's output need not lie within them
+        return (f"its delegate reads {', '.join(computed)}, which the program computes before it (within tolerance "
+                "of eager's values): the operator's bounds hold for the inputs it was given, not for eager's")
     runs = [r for r in runs if r.lowered_module is lowered]
     if len(runs) != 1:
         return f"its delegate ran {len(runs)} times"
@@ -122,8 +129,9 @@ def _operators_reaching(operators: list, name: str) -> list:
 
 
 def _output_sources(program) -> list:
-    """Per user output of the lowered program: (lowered module, index of its TOSA graph's output) when a delegate
-    call gives it directly, else None."""
+    """Per user output of the lowered program: (lowered module, index of its TOSA graph's output, the delegate call's
+    arguments that are not the program's own inputs or constants) when a delegate call gives it directly, else
+    None."""
     import operator
 
     graph_module = program.graph_module
@@ -136,7 +144,9 @@ def _output_sources(program) -> list:
         if node is not None and node.target is operator.getitem:
             call, index = node.args
             if getattr(call, "target", None) is delegate_hop:
-                source = (getattr(graph_module, call.args[0].target), index)
+                computed = tuple(arg.name for arg in call.args[1:]
+                                 if getattr(arg, "op", "placeholder") not in ("placeholder", "get_attr"))
+                source = (getattr(graph_module, call.args[0].target), index, computed)
         sources.append(source)
     return sources
 
