@@ -13,8 +13,10 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 # Graphviz's `dot` draws the large partition graph; without it the explorer falls back to the matplotlib picture.
+# Mesa's lavapipe is the Vulkan device VGF targets run on; without it a VGF case says so, every other target works.
 setup: $(STAMP)
 	bash scripts/ensure-graphviz.sh || [ "$$CI" != true ]
+	bash scripts/ensure-vulkan.sh || [ "$$CI" != true ]
 
 # The main job: JupyterLab on the notebooks (the explorer is notebooks/00-explorer.ipynb), with the lab defaults
 # of LAB_APP_SETTINGS (no news prompt; the browser tests use the same folder).

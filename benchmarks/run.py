@@ -14,7 +14,7 @@ section 13 executorch's pytest and the workbench each in a new process.
 This file holds the table, the machine's description and the order of the sections; the sections live beside it
 (sections_per_case.py: 1; sections_sweeps.py: 2, 3, 5; sections_explorer.py: 4; sections_profile.py: 6;
 sections_models.py: 7-9; sections_preset.py: 10; sections_hunt.py: 11; sections_startup.py: 12;
-sections_arm_tests.py: 13; sections_backends.py: 14), the shared
+sections_arm_tests.py: 13; sections_backends.py: 14; sections_vgf.py: 16), the shared
 helpers and targets in bench_common.py. Times are medians over repetitions. A measurement that fails says
 "failed: <reason>" in its row and the rest of the table still runs, but the run then exits 1 and writes no markdown.
 """
@@ -50,6 +50,7 @@ from sections_preset import preset_section  # noqa: E402
 from sections_profile import where_time_goes  # noqa: E402
 from sections_startup import startup_section  # noqa: E402
 from sections_sweeps import SweepFigures, cache_section, memory_section, sweep_scaling  # noqa: E402
+from sections_vgf import vgf_section  # noqa: E402
 
 SECTIONS = {
     1: "Per case: workbench against raw calls",
@@ -67,6 +68,7 @@ SECTIONS = {
     13: "executorch's Arm tests: its pytest against the workbench cold and warm, 2 workers, a new process each",
     14: "Patched Arm backends: building a named branch, and one case on it against the installed backend",
     15: "The release's own hunts, cold, 2 workers (stock, int32 and bool)",
+    16: "VGF targets: the ML SDK's compile and run per case, against the reference model and the TOSA profile",
 }
 
 
@@ -87,7 +89,7 @@ def section_title(number: int, config: Settings) -> str:
                   }[config.mode],
              11: f" (seed 0, {search_size_text(config)})",
              15: f" (seed 0, {release_search_text(config)})",
-             12: f" (median of {config.reps})",
+             12: f" (median of {config.reps})", 16: f" (warm, median of {config.reps})",
              13: {"full": " (once each)", "quick": " (once each; --quick: 4 files)",
                   "smoke": " (once each; --smoke: 2 test ids, pytest without xdist)"}[config.mode]}
     return f"{number}. {SECTIONS[number]}{extra.get(number, '')}"
@@ -200,6 +202,11 @@ METHOD = [
     "  counted as pytest's are) on an empty cache folder (cold: it reads the test files and runs every case), then",
     "  again on that folder (warm: every row must come from the cache). Each wall time is start to exit, once",
     "  (`benchmarks/sections_arm_tests.py`).",
+    "- VGF targets: `run_case` under the VGF target and under the TOSA profile it compiles for, interleaved, in this",
+    "  (warm) process after one run of each; the converter's and the runner's times are the result's `timings`",
+    "  (`vgf_compile`: every model-converter call executorch's VGF backend made; `vgf_runner`: the scenario runner's",
+    "  processes, start to exit; `reference`: the reference model's run of the same TOSA graphs)",
+    "  (`benchmarks/sections_vgf.py`).",
 ]
 
 
@@ -252,7 +259,7 @@ def main(argv=None) -> int:
                              "(the test suite runs it); its numbers are not meant to be read")
     parser.add_argument("--markdown", metavar="PATH", help="also write the table and the machine to PATH")
     parser.add_argument("--only", type=int, nargs="+", choices=sorted(SECTIONS), metavar="SECTION",
-                        help="run only these sections (1-13)")
+                        help="run only these sections (1-16)")
     args = parser.parse_args(argv)
     if args.smoke and (args.quick or args.markdown):
         parser.error("--smoke takes neither --quick (it is smaller) nor --markdown (its numbers are not measurements)")
@@ -291,6 +298,7 @@ def main(argv=None) -> int:
             (13, lambda: arm_tests_section(table, config, Path(scratch))),
             (14, lambda: backends_section(table, config, Path(scratch))),
             (15, lambda: release_hunts_section(table, config, Path(scratch))),
+            (16, lambda: vgf_section(table, config)),
         ]
         for number, step in steps:
             if number not in chosen:

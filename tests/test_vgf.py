@@ -183,3 +183,19 @@ def test_bfloat16_travels_to_the_vgf_run_as_its_bits():
     assert result.numerics is Numerics.MATCH, result
     assert [(o.dtype, o.match) for o in result.vgf_outputs] == [("bfloat16", True)]
     assert result.vgf_outputs[0].reference == result.outputs[0].reference
+
+
+def test_an_output_that_gives_an_input_back_is_read_from_the_inputs_tensor(torch):
+    """`x.repeat(1, 1, 1, 1)` is the input itself: the .vgf declares the output in one alias group with the input, and
+    the scenario template binds a second, empty tensor to the input's slot after it (found by the hunt: the VGF run
+    gave zeros). The input's tensor is bound alone, read and written, and both outputs match."""
+
+    class GivesItsInputBack(torch.nn.Module):
+        def forward(self, x):
+            return x.repeat(1, 1, 1, 1), torch.sigmoid(x)
+
+    torch.manual_seed(0)
+    result = workbench.run_model(GivesItsInputBack(), (torch.randn(1, 2, 2, 2),), "vgf:TOSA-1.0+FP")
+    assert result.numerics is Numerics.MATCH, result.notes
+    assert [o.match for o in result.vgf_outputs] == [True, True]
+    assert not any("disagree" in note for note in result.notes)

@@ -15,6 +15,7 @@ Its modules beyond those: `hunt` (the counterexample hunt: programs drawn, run a
 contract), `hunt_space` (what a hunt draws and runs, and what it is judged against), `hunt_runner` (running a
 hunt's cases through the cache, the pool or a Dask cluster), `hunt_contract` (the partitioner's contract: which
 results break it, how badly), `hunt_findings` (the classes of findings, worst first, and their record),
+`hunt_stats` (what a hunt did and returns),
 `hunt_examples` (the classes a hunt remembers and replays first next time), `hunt_shrink` (the smallest program that still breaks the contract), `progress`
 (the progress bar of a sweep, a hunt or a run of executorch's Arm tests), `model_summary` (a whole model's
 partition as counts: delegates, CPU islands, int64 tensors crossing a delegate boundary;

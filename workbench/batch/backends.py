@@ -30,6 +30,9 @@ SIDES = ("before", "after")
 # What the import check loads from each backend: the partitioner and the TOSA backend (which pull in the
 # operator support checks, the passes and the node visitors).
 CHECKED_MODULES = ("executorch.backends.arm.tosa.partitioner", "executorch.backends.arm.tosa.backend")
+# A target's own flow, checked too when the matrix holds one of its targets (a VGF target: `vgf:TOSA-1.0+FP`), so
+# that a backend whose VGF or Ethos-U flow does not import stops before the sweep, not as a lowering error per case.
+TARGET_MODULES = (("vgf:", "executorch.backends.arm.vgf"), ("ethos-u", "executorch.backends.arm.ethosu"))
 _MARK = "WORKBENCH-IMPORT-CHECK "
 _LISTED_CASES = 20
 
@@ -148,7 +151,7 @@ def compare_backends(before, after, matrix: Matrix, *, cache=True, workers: int 
         raise WorkbenchError(f"each side of a backend comparison is swept in a new process, which looks policies "
                              f"and passes up by name: {matrix.portable()}")
     requested = {side: _requested(side, path) for side, path in zip(SIDES, (before, after))}
-    checks = check_imports(requested)
+    checks = check_imports(requested, checked_modules(matrix))
     failed = [checks[side] for side in SIDES if not checks[side].ok]
     if failed:
         raise BackendImportError("; ".join(f"the {c.side} Arm backend ({c.requested}) does not import, so nothing "
@@ -175,10 +178,17 @@ def _requested(side: str, path) -> str:
         raise ArmBackendError(f"the {side} Arm backend: {exc}") from None
 
 
-def check_imports(requested: dict[str, str]) -> dict[str, ImportCheck]:
+def checked_modules(matrix: Matrix) -> tuple[str, ...]:
+    """What the import check loads for `matrix`: CHECKED_MODULES, and the flow of each kind of target it holds."""
+    profiles = [str(p).strip().lower() for p in matrix.profiles]
+    return CHECKED_MODULES + tuple(module for prefix, module in TARGET_MODULES
+                                   if any(p.startswith(prefix) for p in profiles))
+
+
+def check_imports(requested: dict[str, str], modules: tuple[str, ...] = CHECKED_MODULES) -> dict[str, ImportCheck]:
     """Each backend imported in its own child process (the two at once) against the installed executorch."""
     started = time.perf_counter()
-    children = {side: subprocess.Popen([sys.executable, "-c", _CHECK_SCRIPT, path, *CHECKED_MODULES],
+    children = {side: subprocess.Popen([sys.executable, "-c", _CHECK_SCRIPT, path, *modules],
                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                 for side, path in requested.items()}
     checks = {}

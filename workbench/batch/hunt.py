@@ -32,13 +32,13 @@ from dataclasses import replace
 
 from ..catalogue.program_draws import checked, draw_program
 from ..core.errors import WorkbenchError
-from ..core.outcomes import COMPILE_FAILURES, Numerics
+from ..core.outcomes import COMPILE_FAILURES
 from ..pipeline.case import Case
 from ..stack.call_scope import scoped
 from .hunt_examples import Examples
-from .hunt_findings import (NUMERIC_KINDS, ClassKey, Finding, HuntResult, HuntStats, Severity, Variants, class_among,
-                            class_of, member_label, member_size, ordered, same_class, severity, variants_of, verdict,
-                            worse)
+from .hunt_findings import (DISAGREEMENT, NUMERIC_KINDS, ClassKey, Finding, HuntResult, HuntStats, Severity, Variants,
+                            class_among, class_of, diverged, member_label, member_size, ordered, same_class, severity,
+                            variants_of, verdict, worse)
 from .hunt_runner import Elsewhere, Runner
 from .hunt_space import HuntSpace
 from .hunt_shrink import shrink
@@ -242,15 +242,21 @@ def _judged(space: HuntSpace, runner: Runner, stats: HuntStats, batch: list, *, 
 
 
 def _traced(runner: Runner, broken: list) -> list:
-    """`broken` with each mismatch rerun traced, so that its class names the first diverging node's operator."""
-    wanted = [i for i, (_, r) in enumerate(broken) if verdict(r) in NUMERIC_KINDS and not r.case.trace]
+    """`broken` with each mismatch rerun traced, so that its class names the first diverging node's operator (the
+    trace follows the reference model: a disagreement where the VGF run is the wrong one is not traced)."""
+    wanted = [i for i, (_, r) in enumerate(broken) if _traceable(r) and not r.case.trace]
     if not wanted:
         return broken
     traced = list(broken)
     for i, (rerun,) in zip(wanted, runner.run([[broken[i][1].case.replace(trace=True)] for i in wanted])):
-        if verdict(rerun) in NUMERIC_KINDS:
+        if _traceable(rerun):
             traced[i] = (broken[i][0], rerun)
     return traced
+
+
+def _traceable(result) -> bool:
+    kind = verdict(result)
+    return kind in NUMERIC_KINDS or (kind == DISAGREEMENT and diverged(result) == "reference model")
 
 
 def _against_baseline(space: HuntSpace, runner: Runner, broken: list, *, fresh: bool = False) -> list:
@@ -267,7 +273,7 @@ def _same_way(key: ClassKey):
         found = class_of(result) if verdict(result) == key.kind else None
         if found is None:
             return False
-        if key.kind in NUMERIC_KINDS:
+        if key.kind in NUMERIC_KINDS or key.kind == DISAGREEMENT:
             return (found.failing_pass, found.cause) == (key.failing_pass, key.cause)
         return same_class(found, key)
 
@@ -322,7 +328,7 @@ def _confirmed(space: HuntSpace, runner: Runner, stats: HuntStats, shrunk: list)
     """The shrunk representatives rerun fresh together (and their baselines): those that break the contract the
     same way again as findings; the others counted as unconfirmed."""
     cases = [Case.of_program(program, result.case.profile, policy=result.case.policy,
-                             quantization=space.quantization, trace=result.numerics == Numerics.MISMATCH)
+                             quantization=space.quantization, trace=_traceable(result))
              for _, _, program, result, _ in shrunk]
     reruns = [r for (r,) in runner.run([[case] for case in cases], fresh=True)] if cases else []
     baselines = [None] * len(reruns)

@@ -11,14 +11,15 @@ diverging node (a traced result), else the delegated operators. Findings are lis
 from __future__ import annotations
 
 import re
-from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ..core.outcomes import Outcome, is_quantize_dequantize
 from ..core.quantization import call_arguments
 from ..core.records import ArmBackend, CaseResult
+from .hunt_stats import HuntResult, HuntStats  # noqa: F401 (a hunt's record, named here as before)
 # the contract is read beside the classes: its names are here too
-from .hunt_contract import ILLEGAL_GRAPH, NUMERIC_KINDS, SEVERITY, Severity, severity, verdict, worse  # noqa: F401
+from .hunt_contract import (DISAGREEMENT, ILLEGAL_GRAPH, NUMERIC_KINDS, SEVERITY, VGF_RUN_ERROR, Severity,  # noqa: F401
+                            diverged, severity, verdict, worse)
 
 _NUMBER = re.compile(r"\d+")
 # a dtype as torch, TOSA or a profile's extension spells it: masked in a class's cause, listed in its variants
@@ -99,8 +100,8 @@ class Variants:
         return "; ".join(parts)
 
 
-def _judged(result: CaseResult) -> str:
-    wrong = [o for o in result.outputs if not o.match]
+def _judged(outputs) -> str:
+    wrong = [o for o in outputs if not o.match]
     return "; ".join(sorted({f"{o.dtype}: {o.note}" if o.note else f"{o.dtype} outside {o.yardstick or 'tolerance'}"
                              for o in wrong}))
 
@@ -119,7 +120,9 @@ def _origin_target(result: CaseResult) -> str:
     error = result.error
     if kind == ILLEGAL_GRAPH:
         return _illegal_operator_targets(result) or _delegated_targets(result)
-    if kind in NUMERIC_KINDS or error is None:
+    if kind in (Outcome.VGF_ERROR.value, VGF_RUN_ERROR) and (error is None or error.failing_node is None):
+        return _delegated_targets(result)  # the ML SDK names TOSA operators, not FX nodes
+    if kind in NUMERIC_KINDS or kind == DISAGREEMENT or error is None:
         return _diverging_target(result) or _delegated_targets(result)
     node = error.failing_node
     # a placeholder (an input, buffer or constant) came from no operator, whichever operator reads it
@@ -145,8 +148,15 @@ def cause_text(result: CaseResult) -> str:
     error = result.error
     if kind == ILLEGAL_GRAPH:
         return result.spec_check.message
+    if kind == DISAGREEMENT:
+        wrong = diverged(result)
+        right, outputs = (("reference model", result.vgf_outputs) if wrong == "VGF run" else
+                          ("VGF run", result.outputs))
+        return (f"the two TOSA implementations disagree: the {wrong} gives {_judged(outputs)} where the {right} "
+                "matches eager")
     if kind in NUMERIC_KINDS or error is None:
-        return _judged(result)
+        # a VGF target's imprecise run beside a reference model that matches: the run's outputs say it
+        return _judged(result.outputs) or _judged(result.vgf_outputs)
     return f"{error.root_cause_type}: {error.root_cause}"
 
 
@@ -309,7 +319,8 @@ class Finding:
             "failing_node": (self.result.error.failing_node.describe()
                              if self.result.error and self.result.error.failing_node else None),
             "first_divergence": divergence.label() if divergence else None,
-            "yardstick": "; ".join(sorted({o.yardstick for o in self.result.outputs if o.yardstick and not o.match})),
+            "yardstick": "; ".join(sorted({o.yardstick for o in self.result.outputs + self.result.vgf_outputs
+                                           if o.yardstick and not o.match})),
             "compute_nodes": self.compute_nodes, "delegated_ops": list(self.delegated_ops), "count": self.count,
             "confirmed": self.confirmed,
             "profile": self.result.profile, "policy": self.result.policy, "source": self.program.source(),
@@ -332,66 +343,3 @@ def ordered(findings: list) -> list:
     """Findings worst first (`Severity`), then by how many programs fell in each: the order of a hunt's result, its
     JSON, its text and its report."""
     return sorted(findings, key=lambda f: (f.severity, -f.count, f.label))
-
-
-@dataclass
-class HuntStats:
-    """What the hunt did: programs replayed, generated, discarded (by reason), run, and per outcome; the operators
-    drawn; its time."""
-
-    generated: int = 0
-    discarded: Counter = field(default_factory=Counter)
-    run: int = 0  # drawn programs run (replayed ones are counted in `replayed` only)
-    cases: int = 0
-    cached: int = 0
-    outcomes: Counter = field(default_factory=Counter)  # "delegated/match", "lowering_error/not_run", ...
-    broke: int = 0  # programs that broke the contract (worse than the baseline, with one)
-    classes: int = 0
-    unconfirmed: int = 0  # classes whose shrunk representative's fresh rerun did not fail the same way (dropped)
-    shrunk: int = 0  # classes whose shrinking finished before their share of the budget ran out
-    replayed: int = 0  # programs of an earlier hunt's classes run before any draw (hunt_examples.py)
-    fixed: list = field(default_factory=list)  # labels of an earlier hunt's classes that no longer reproduce
-    drawn_ops: list = field(default_factory=list)  # the edge operators of the programs that ran
-    never_drawn: dict = field(default_factory=dict)  # operator -> why the vocabulary cannot draw it
-    search_seconds: float = 0.0
-    shrink_seconds: float = 0.0
-    shrink_runs: int = 0
-    first_seconds: dict = field(default_factory=dict)  # member_label -> seconds into the search it was first seen
-
-    def to_dict(self) -> dict:
-        return {"generated": self.generated, "discarded": sum(self.discarded.values()),
-                "discarded_by_reason": dict(self.discarded), "run": self.run, "cases": self.cases,
-                "cached": self.cached, "outcomes": dict(self.outcomes), "broke_contract": self.broke,
-                "classes": self.classes, "unconfirmed": self.unconfirmed, "shrunk": self.shrunk,
-                "replayed": self.replayed, "fixed": list(self.fixed), "drawn_ops": list(self.drawn_ops),
-                "never_drawn": dict(self.never_drawn), "search_seconds": round(self.search_seconds, 2),
-                "shrink_seconds": round(self.shrink_seconds, 2), "shrink_runs": self.shrink_runs,
-                "first_seconds": {k: round(v, 2) for k, v in self.first_seconds.items()}}
-
-    def __str__(self) -> str:
-        outcomes = ", ".join(f"{k} {v}" for k, v in self.outcomes.most_common())
-        replayed = f"{self.replayed} replayed from earlier hunts ({len(self.fixed)} classes fixed since), " \
-            if self.replayed else ""
-        return (f"{replayed}{self.generated} programs generated, {sum(self.discarded.values())} discarded, "
-                f"{self.run} run ({self.cached} of {self.cases} cases from the cache): {outcomes}; {self.broke} broke "
-                f"the contract in {self.classes} classes ({self.unconfirmed} not confirmed by a fresh rerun, "
-                f"{self.classes - self.shrunk} not shrunk fully); search {self.search_seconds:.0f} s, shrinking "
-                f"{self.shrink_seconds:.0f} s ({self.shrink_runs} runs)")
-
-
-@dataclass
-class HuntResult:
-    findings: list
-    stats: HuntStats
-    description: str = ""
-
-    def to_dict(self) -> dict:
-        return {"description": self.description, "findings": [f.to_dict() for f in self.findings],
-                "stats": self.stats.to_dict()}
-
-    def __str__(self) -> str:
-        lines = [self.description, str(self.stats), ""]
-        lines += [f"fixed since the last hunt: {label}" for label in self.stats.fixed] + [""] * bool(self.stats.fixed)
-        for number, finding in enumerate(self.findings, 1):
-            lines += [f"[{number}] {finding}", ""]
-        return "\n".join(lines).rstrip() + "\n"

@@ -60,7 +60,7 @@ class HuntSpace:
 
 
 def _looks_like_profile(text: str) -> bool:
-    return text.startswith(("TOSA-", "ethos-u"))
+    return text.startswith(("TOSA-", "ethos-u", "vgf:"))
 
 
 def _other_backend(against: str | None, matrix: Matrix) -> str | None:

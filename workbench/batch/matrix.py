@@ -161,6 +161,10 @@ def _is_builtin(policy) -> bool:
 REVIEW_OPS = ("add", "cumsum", "sum_dim", "cat_int64_int32", "cat_int64_bool", "where_int64_values",
               "where_int64_buffer", "slice_step2_int64", "argmax")
 
+# The VGF targets' preset: operators the two flows delegate, and a whole conv model, under each target and its profile.
+VGF_OPS = ("add", "mul", "sigmoid", "permute", "cat", "mm", "amax", "small_cnn")
+VGF_PROFILES = ("TOSA-1.0+FP", "vgf:TOSA-1.0+FP", "TOSA-1.0+INT", "vgf:TOSA-1.0+INT")
+
 PRESETS: dict[str, Matrix] = {
     "smoke": Matrix(("add", "mul", "cumsum", "sum_dim", "argmax", "cat_int64_int32", "where_int64_buffer",
                      "slice_step2_int64"), ("int32", "int64"), _profiles.DEFAULT,
@@ -178,4 +182,8 @@ PRESETS: dict[str, Matrix] = {
                       description="the dynamic-shape entries (torch.export Dim) x {int64, int32, float32} x the "
                                   "TOSA-1.1 INT and FP profiles, with and without +int64, each with and without "
                                   "+shape (the extension only 1.1 accepts)"),
+    "vgf": Matrix(VGF_OPS, ("float32", "qint8"), VGF_PROFILES,
+                  description="a few operators and the conv model, float and quantized, under each VGF target beside "
+                              "the TOSA profile it compiles for: what executorch's VGF flow and the ML SDK's run "
+                              "change (needs the ML SDK and lavapipe: `workbench doctor`)"),
 }

@@ -42,7 +42,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("op", help="a catalogue operator, or a .py file of a module class and its `inputs` (a hunt's "
                      "finding)")
     run.add_argument("--dtype", default=None, help="the catalogue operator's dtype (qint8: quantized)")
-    run.add_argument("--profile", required=True)
+    run.add_argument("--profile", required=True, help="a TOSA profile, an Ethos-U target or a VGF target "
+                     "(vgf:TOSA-1.0+FP); `workbench profiles` lists them")
     _add_policy_option(run, several=False)
     run.add_argument("--seed", type=int, default=0)
     run.add_argument("--json", action="store_true", help="print the full result as JSON")

@@ -18,8 +18,8 @@ def add_parser(sub, add_policy_option, add_cache_options, add_arm_backend_option
     hunt = sub.add_parser("hunt", help="draw small programs, run them under a policy and profile, and report the "
                           "ones that break the partitioner's contract (accepted, then lowering fails; a delegated "
                           "result outside its yardstick; a crash), each class shrunk to a minimal module")
-    hunt.add_argument("--profile", action="append", required=True, help="a TOSA profile or Ethos-U target "
-                      "(repeat for several)")
+    hunt.add_argument("--profile", action="append", required=True, help="a TOSA profile, an Ethos-U target or a "
+                      "VGF target (vgf:TOSA-1.0+FP: two TOSA implementations, judged one by one; repeat for several)")
     add_policy_option(hunt, several=True)
     hunt.add_argument("--dtypes", nargs="+", required=True, help="the programs' input dtypes, e.g. int64, or "
                       "float16 bfloat16, or qint8 (float programs for the quantizer)")

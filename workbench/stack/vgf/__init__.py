@@ -30,6 +30,8 @@ from . import tools
 PREFIX = TARGET_PREFIX  # how a profile string that names a VGF target starts
 # The VGF targets `workbench profiles` lists first and the explorer offers.
 PRESETS: tuple[str, ...] = ("vgf:TOSA-1.0+FP", "vgf:TOSA-1.0+INT")
+FORM = (f"a VGF target is {PREFIX}<TOSA profile of version 1 with FP and/or INT>, e.g. {', '.join(PRESETS)}; "
+        "`workbench profiles` lists each profile's extensions")
 
 
 @dataclass(frozen=True)
@@ -54,7 +56,12 @@ def parse(text: str, *, check_spec=None) -> Target:
     if not spec:
         raise ProfileError(f"a VGF target names the TOSA profile it compiles for after {PREFIX!r}, e.g. "
                            f"{', '.join(PRESETS)}; got {text.strip()!r}")
-    spelled = (check_spec or profile_table.spelled)(spec)
+    try:
+        spelled = (check_spec or profile_table.spelled)(spec)
+    except ProfileError as exc:  # the TOSA profile's own words, with the VGF form instead of the TOSA forms
+        said = str(exc).split(" Valid: ")[0].replace("; did you mean ", f"; did you mean {PREFIX}")
+        said += "" if said.endswith("?") else "."
+        raise ProfileError(f"{text.strip()!r} is no VGF target: {said} {FORM[0].upper()}{FORM[1:]}") from None
     if not re.match(r"TOSA-1(\.|\+)", spelled):
         raise ProfileError(f"VGF compiles TOSA version 1 only (VgfCompileSpec._validate); got {text.strip()!r}")
     return Target(spelled)

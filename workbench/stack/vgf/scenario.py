@@ -67,6 +67,7 @@ def run(vgf: bytes, arrays: list) -> ScenarioRun:
             tensor["src"] = name
         for index, tensor in outputs.items():
             tensor["dst"] = f"output_{index}.npy"
+        _merge_aliased(scenario)
         (work / "scenario.json").write_text(json.dumps(scenario))
         (work / "out").mkdir()
         start = time.perf_counter()
@@ -81,6 +82,28 @@ def run(vgf: bytes, arrays: list) -> ScenarioRun:
             raise ScenarioError(runner_words(done.stdout + "\n" + done.stderr, done.returncode))
         results = tuple(np.load(work / "out" / outputs[index]["dst"]) for index in sorted(outputs))
     return ScenarioRun(outputs=results, seconds=seconds)
+
+
+def _merge_aliased(scenario: dict) -> None:
+    """An output the file declares in one alias group with an input (a graph that gives an input back, `x.repeat(1)`)
+    shares the input's binding: the template binds a second, empty tensor to it after the input's, so the graph
+    reads zeros. The input's tensor is bound alone, read and written: its `dst` is the output's file."""
+    by_uid = {r["tensor"]["uid"]: r for r in scenario["resources"] if "tensor" in r}
+    for command in scenario["commands"]:
+        bindings = command.get("dispatch_graph", {}).get("bindings", [])
+        first: dict[tuple, dict] = {}
+        for binding in list(bindings):
+            slot = (binding.get("set"), binding.get("id"))
+            if slot not in first:
+                first[slot] = binding
+                continue
+            kept, dropped = by_uid[first[slot]["resource_ref"]]["tensor"], by_uid[binding["resource_ref"]]["tensor"]
+            if "dst" not in dropped or "src" not in kept:
+                raise ScenarioError(f"the VGF file binds {first[slot]['resource_ref']} and {binding['resource_ref']} "
+                                    "to one slot, and they are not an input and an output")
+            kept["dst"], kept["shader_access"] = dropped["dst"], "readwrite"
+            bindings.remove(binding)
+            scenario["resources"].remove(by_uid[binding["resource_ref"]])
 
 
 def _as_format(array, tensor: dict, what: str):
