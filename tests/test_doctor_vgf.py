@@ -41,7 +41,7 @@ def test_every_tool_is_listed_with_version_and_path_and_the_device_runs_a_tiny_g
 
 def test_missing_tools_and_device_each_say_the_fix(monkeypatch):
     monkeypatch.setattr(tools, "model_converter", lambda: None)
-    monkeypatch.setattr(tools, "_layer_manifest", lambda layer: None)
+    monkeypatch.setattr(tools, "layer_manifest", lambda layer: None)
     monkeypatch.setattr(tools, "lavapipe_icd", lambda: None)
     entries = {e["name"]: e for e in vgf_tools()}
     for name in ("model-converter", "VK_LAYER_ML_Graph_Emulation", "VK_LAYER_ML_Tensor_Emulation"):

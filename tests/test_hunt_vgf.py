@@ -95,6 +95,24 @@ def test_a_vgf_finding_is_written_as_a_test_on_the_targets_tosa_specification(ma
     assert "TosaPipelineFP[input_t]" in source and "EthosU" not in source
 
 
+def test_the_issue_title_names_the_wrong_implementation_and_the_ml_sdks_refusals(matching):
+    from workbench.views.hunt_report import issue_title
+
+    def titled(result):
+        return issue_title(Finding(class_of(result), PROGRAM, result, 1, PROGRAM, True, variants=variants_of(result)))
+
+    assert titled(_with(matching, run_by=1.0)).endswith("the two TOSA implementations disagree: the VGF run returns "
+                                                        "wrong values")
+    assert "the reference model returns wrong values" in titled(_with(matching, reference_by=1.0))
+    error = ErrorInfo(stage="vgf_run", type="ScenarioError", message="m", root_cause="scenario runner exited with 1",
+                      root_cause_type="ScenarioError", traceback="")
+    ran = dataclasses.replace(matching, numerics=Numerics.VGF_ERROR, error=error, vgf_outputs=())
+    assert "the ML SDK's scenario runner refuses the .vgf compiled from" in titled(ran)
+    compiled = dataclasses.replace(ran, outcome=Outcome.VGF_ERROR, numerics=Numerics.NOT_RUN,
+                                   error=dataclasses.replace(error, stage="vgf_compile"))
+    assert "fails to compile with the ML SDK's model-converter" in titled(compiled)
+
+
 def test_a_vgf_target_is_a_baseline_profile_of_a_hunt():
     space = HuntSpace(workbench.Matrix(dtypes=["float32"], profiles=[TARGET]), against="TOSA-1.0+FP")
     assert [(p.name, q.name) for p, q in space.baseline.values()] == [("TOSA-1.0+FP", "stock")]

@@ -108,7 +108,7 @@ def vgf_tools() -> list[dict]:
         layer_version = importlib.metadata.version("ai-ml-emulation-layer-for-vulkan")
     except importlib.metadata.PackageNotFoundError:  # the layers found some other way
         layer_version = "version unknown"
-    entries += [_entry(layer, tools._layer_manifest(layer), layer_version, tools.PIP_FIX) for layer in tools.LAYERS]
+    entries += [_entry(layer, tools.layer_manifest(layer), layer_version, tools.PIP_FIX) for layer in tools.LAYERS]
     icd = tools.lavapipe_icd()
     device = _entry("Vulkan device (Mesa's lavapipe)", icd, _driver_version(icd) if icd else "", tools.DRIVER_FIX)
     missing = [entry["name"] for entry in entries if entry["status"] != OK]

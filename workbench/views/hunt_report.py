@@ -8,7 +8,7 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 
-from ..batch.hunt_contract import Severity
+from ..batch.hunt_contract import VGF_RUN_ERROR, Severity, diverged
 from ..core.errors import WorkbenchError
 from ..core.outcomes import Outcome
 from ..core.records import ArmBackend
@@ -32,8 +32,16 @@ def issue_title(finding) -> str:
     origin = finding.origin_op or "a program"
     under = f"under {result.profile}" + (f" ({result.quantization})" if result.quantization else "")
     if severity == Severity.LOWERING_ERROR:
-        stage = "to compile with Vela" if finding.kind == Outcome.VELA_ERROR.value else "to lower"
+        stage = {Outcome.VELA_ERROR.value: "to compile with Vela",
+                 Outcome.VGF_ERROR.value: "to compile with the ML SDK's model-converter"}.get(finding.kind, "to lower")
         return f"Arm backend: {origin} is accepted {under} and fails {stage}: {finding.root_cause}"
+    if finding.kind == VGF_RUN_ERROR:
+        return (f"Arm backend: the ML SDK's scenario runner refuses the .vgf compiled from {origin} {under}: "
+                f"{finding.root_cause}")
+    if severity == Severity.DISAGREEMENT:
+        wrong = diverged(result) or "one of them"
+        return (f"Arm backend: {origin} is delegated {under} and the two TOSA implementations disagree: the {wrong} "
+                "returns wrong values")
     return {
         Severity.ILLEGAL_TOSA: f"Arm backend: {origin} is delegated {under} to a TOSA graph the profile does not allow",
         Severity.REFERENCE_ERROR: f"Arm backend: the TOSA reference model refuses the graph lowered from {origin} "

@@ -58,7 +58,7 @@ def vgf_dump() -> Path | None:
     return _package_file("vgf_lib", "binaries", "bin", "vgf_dump")
 
 
-def _layer_manifest(layer: str) -> Path | None:
+def layer_manifest(layer: str) -> Path | None:
     return _package_file("emulation_layer", "deploy", "share", "vulkan", "explicit_layer.d",
                          f"{_LAYER_FILES[layer]}.json")
 
@@ -97,7 +97,7 @@ def readiness() -> str:
     """"" when every tool a VGF case needs is here; else one line naming what is missing and the fix."""
     missing = [name for name, found in (("model-converter", model_converter()), ("scenario-runner", scenario_runner()),
                                         ("vgf_dump", vgf_dump())) if found is None]
-    missing += [f"the {layer} layer" for layer in LAYERS if _layer_manifest(layer) is None]
+    missing += [f"the {layer} layer" for layer in LAYERS if layer_manifest(layer) is None]
     if missing:
         return f"missing {', '.join(missing)}: {PIP_FIX}"
     if lavapipe_icd() is None:
@@ -110,7 +110,7 @@ def layer_folders() -> list[Path]:
     absolute path, Graph's folder first (written when missing or different)."""
     folders = []
     for layer in LAYERS:
-        packaged = _layer_manifest(layer)
+        packaged = layer_manifest(layer)
         manifest = json.loads(packaged.read_text())
         library = packaged.parents[3] / "lib" / Path(manifest["layer"]["library_path"]).name
         manifest["layer"]["library_path"] = str(library)
