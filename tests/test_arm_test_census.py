@@ -11,6 +11,7 @@ from workbench.batch import arm_tests
 from workbench.batch.arm_test_coverage import coverage_summary, unread_rows
 from workbench.batch.arm_tests import from_arm_tests
 from workbench.stack.arm_tests.census import NO_PIPELINE, UNREAD_PIPELINES, census_file
+from workbench.stack.arm_tests.record import QDQ_OPS
 
 
 def _census(relative):
@@ -74,7 +75,8 @@ def test_every_function_of_a_file_is_counted_read_or_with_its_reason():
     unread = {tuple(r["test_id"].split("[")[0].split("::")) for r in unread_rows(cases)}
     assert functions == read | unread and read
     reasons = {r["reason"] for r in unread_rows(cases)}
-    assert UNREAD_PIPELINES["VgfPipeline"] in reasons and NO_PIPELINE in reasons
+    assert UNREAD_PIPELINES["EthosU65PipelineINT"] in reasons and NO_PIPELINE in reasons
+    assert ("ops/test_add.py", "test_add_tensor_vgf_quant") in read  # a VGF pipeline is read
     summary = coverage_summary(cases)
     assert summary["functions"] == len(functions) and summary["functions_read"] == len(read)
 
@@ -121,3 +123,60 @@ def test_a_check_added_with_arm_testers_own_method_is_read_and_a_pipeline_edit_i
                                          f"was not created")
     assert case_unread_reason(artifact) == (READS_PIPELINE,
                                             "AssertionError: File <tmp>/x_<time>.log was not created")
+
+
+def test_a_vgf_pipeline_is_read_and_an_mxfp_one_counted_with_a_reason_of_its_own():
+    add = _census("ops/test_add.py")["test_add_tensor_vgf_quant"]
+    assert add.builds == ("VgfPipeline",) and add.read and add.unread_reason is None
+    mxfp = _census("ops/test_mxfp_conv2d.py")["test_mxfp8_conv2d_vgf"]
+    assert mxfp.builds == ("MXFPVgfPipeline",) and not mxfp.read
+    assert mxfp.unread_reason == UNREAD_PIPELINES["MXFPTosaPipelineFP"]  # microscaling, as for its TOSA twin
+    assert not any("VGF" in reason for reason in UNREAD_PIPELINES.values())
+
+
+def test_a_vgf_test_is_read_with_the_specification_and_quantization_its_pipeline_builds(monkeypatch):
+    """VgfPipeline builds VgfCompileSpec()'s specification (TOSA-1.0+FP+INT+int4+int16), with bf16 when no
+    extension is given and the version says FP, and quantizes with VgfQuantizer, int8 unless the test sets a global
+    config of its own; it runs on the Vulkan runtime with qtol=1. Its SkipIfNoModelConverter mark says whether
+    common.py found a converter on PATH: the workbench runs its own, so the mark does not skip it."""
+    monkeypatch.setenv("PATH", os.path.dirname(sys.executable).replace(".venv/bin", "no-venv"))
+    cases = {c.test_id: c for c in from_arm_tests("ops/test_add.py", cap=1)}
+    plain = cases["ops/test_add.py::test_add_tensor_vgf_no_quant[5d_float]"]
+    assert (plain.pipeline, plain.profile, plain.quantize, plain.quantization) == \
+        ("VgfPipeline", "vgf:TOSA-1.0+FP+INT+int4+int16+bf16", False, "")
+    assert plain.runnable and plain.skip is None and (plain.delegates, plain.compare, plain.qtol) == (1, True, 1)
+    # the edge operator its check_not stage names, and the Q/DQ operators INT+FP lowering must partition
+    assert plain.exir_ops == ("aten_add_Tensor", *QDQ_OPS)
+    quantized = cases["ops/test_add.py::test_add_tensor_vgf_quant[5d_float]"]
+    assert (quantized.profile, quantized.quantize, quantized.quantization) == \
+        ("vgf:TOSA-1.0+FP+INT+int4+int16+bf16", True, "int8")
+    # tosa_extensions=["int16"] replaces bf16; the test's set_global(a16w8 config) is the a16w8 configuration
+    sixteen = cases["ops/test_add.py::test_add_tensor_vgf_quant_a16w8[5d_float]"]
+    assert (sixteen.profile, sixteen.quantization, sixteen.quantizer_calls) == \
+        ("vgf:TOSA-1.0+FP+INT+int4+int16+int16", "a16w8", ())
+
+
+def test_a_skip_mark_on_a_tool_the_workbench_supplies_is_decided_by_the_workbench():
+    import pytest
+
+    from workbench.stack.arm_tests.marks import mark_expectation
+
+    converter = pytest.mark.skipif(True, reason="Did not find model-converter on path").mark
+    assert mark_expectation([converter]) == {"skip": "Did not find model-converter on path"}
+    assert mark_expectation([converter], decided=[(converter, False)]) == {}
+    own = pytest.mark.skip(reason="Cond not supported in model_converter.").mark  # executorch's own skip stands
+    assert mark_expectation([converter, own], decided=[(converter, False)]) == \
+        {"skip": "Cond not supported in model_converter."}
+
+
+def test_a_global_config_is_named_only_when_its_ranges_are_the_named_configurations():
+    """get_symmetric_a8w4_quantization_config has int4 weights (-7..7) in an int8 container: before, a test's
+    set_global with it was named `int8` and the workbench quantized its weights as int8
+    (ops/test_transpose_conv2d.py's a8w4 tests); now it is made again as the test made it."""
+    from executorch.backends.arm.quantizer.arm_quantizer import (get_symmetric_a8w4_quantization_config,
+                                                                 get_symmetric_quantization_config)
+
+    from workbench.stack.arm_tests.record import _configuration
+
+    assert _configuration(get_symmetric_quantization_config(is_per_channel=False)).name == "int8+per-tensor"
+    assert _configuration(get_symmetric_a8w4_quantization_config()) is None

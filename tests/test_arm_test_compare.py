@@ -51,7 +51,8 @@ def test_a_branchs_new_test_and_changed_verdict_are_found(branch, clean_env, tmp
     assert result.before.source == "installed" and result.after.path == str((branch / "backends" / "arm").resolve())
     # each side read its own tests: the installed ones have no added test, the checkout's have it
     assert ADDED_ID not in set(result.before_table["test_id"]) and ADDED_ID in set(result.after_table["test_id"])
-    assert len(result.before_table) == 4 and len(result.after_table) == 5  # tosa_FP, tosa_INT, u55, u85 (+ added)
+    # tosa_FP, tosa_INT, u55, u85, vgf_no_quant, vgf_quant (+ added)
+    assert len(result.before_table) == 6 and len(result.after_table) == 7
     assert result.after_table["arm_backend"].str.contains("checkout").all()
 
     changed = result.changed
@@ -70,7 +71,7 @@ def test_a_branchs_new_test_and_changed_verdict_are_found(branch, clean_env, tmp
     assert result.import_failures == {"before": {}, "after": {}} and not result.identical()
 
     text = result.to_text()
-    assert text.splitlines()[0] == "1 of 4 tests run on both sides changed verdict; 0 only before, 1 only after"
+    assert text.splitlines()[0] == "1 of 6 tests run on both sides changed verdict; 0 only before, 1 only after"
     assert f"  {XFAILED_ID} [TOSA-1.0+FP]: delegated/match, agrees -> delegated/match, DISAGREES" in text
     assert f"only after:\n  {ADDED_ID} [TOSA-1.0+FP]: delegated/match, agrees (other side: absent)" in text
     assert f"after:  {result.after.label}" in text and "import check, after:  ok" in text

@@ -64,7 +64,13 @@ def test_what_a_test_expects_is_read_from_it():
     assert fp.expected == "delegated to TOSA (1 delegate), outputs match" and fp.runnable
     integer = by_id["ops/test_cumsum.py::test_cumsum_tosa_INT[1d_dim0]"]
     assert integer.profile == "TOSA-1.0+INT" and integer.quantize
-    assert not any("vgf" in c.test for c in cases)  # TOSA and Ethos-U tests only
+    # a VGF test is read with the specification its VgfPipeline builds (VgfCompileSpec()'s, and bf16 as it says FP)
+    vgf = [c for c in cases if "vgf" in c.test]
+    assert vgf and all(c.pipeline == "VgfPipeline" and c.profile == "vgf:TOSA-1.0+FP+INT+int4+int16+bf16"
+                       and c.runnable and c.compare and c.delegates == 1 for c in vgf)
+    assert {(c.quantize, c.quantization) for c in vgf} == {(False, ""), (True, "int8")}
+    assert by_id["ops/test_cumsum.py::test_cumsum_vgf_quant[1d_dim0]"].expected == \
+        "delegated to vgf:TOSA-1.0+FP+INT+int4+int16+bf16 (1 delegate(s)), outputs match on the Vulkan device"
     not_supported = [c for c in cases if c.pipeline == "OpNotSupportedPipeline"]
     assert not_supported and all(c.expected.startswith("not delegated") for c in not_supported)
     assert not cases.import_failures
@@ -111,7 +117,9 @@ def test_an_ethos_u_target_names_a_system_config_and_memory_mode_only_when_not_t
 def test_the_workbench_agrees_with_executorchs_own_arm_tests():
     started = time.monotonic()
     cases = from_arm_tests(AGREEMENT_FILES, cap=CAP)
-    tosa = [c.test_id for c in cases if not any(part in c.test for part in ETHOS_U_NAMES)]  # Ethos-U: below
+    # Ethos-U: below; VGF (minutes more on the Vulkan device): data/arm-tests.csv and the VGF test below
+    tosa = [c.test_id for c in cases
+            if not any(part in c.test for part in ETHOS_U_NAMES) and c.pipeline != "VgfPipeline"]
     table = run_arm_tests(cases.only(tosa), workers=None, progress=False)
     seconds = time.monotonic() - started
     print(agreement_text(table))
@@ -184,7 +192,7 @@ def test_a_test_file_that_does_not_import_is_reported_and_skipped(checkout_cases
     assert list(checkout_cases.import_failures) == ["ops/test_cat.py"]
     assert error.startswith("SyntaxError") and "test_cat.py:" in error, error
     assert {c.file for c in checkout_cases} == {"ops/test_cumsum.py"}  # the rest went on
-    assert len(checkout_cases) == 4 * 8  # tosa_FP, tosa_INT, u55_INT, u85_INT
+    assert len(checkout_cases) == 6 * 8  # tosa_FP, tosa_INT, u55_INT, u85_INT, vgf_no_quant, vgf_quant
 
 
 def test_the_cli_prints_the_agreement_and_writes_the_rows(tmp_path, capsys):
@@ -194,20 +202,22 @@ def test_the_cli_prints_the_agreement_and_writes_the_rows(tmp_path, capsys):
     assert main(["sweep", "--arm-tests", "ops/test_cumsum.py", "--arm-tests-cap", "1", "--workers", "1",
                  "--out", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "4/4 cases agree with executorch's tests (100.0%)" in printed and "ops/test_cumsum.py: 4/4" in printed
+    assert "6/6 cases agree with executorch's tests (100.0%)" in printed and "ops/test_cumsum.py: 6/6" in printed
     saved = workbench.load_results(out)
-    assert set(saved["test_id"]) == {f"ops/test_cumsum.py::test_cumsum_{kind}[1d_dim0]"
-                                     for kind in ("tosa_FP", "tosa_INT", "u55_INT", "u85_INT")}
+    assert set(saved["test_id"]) == {f"ops/test_cumsum.py::test_cumsum_{kind}[1d_dim0]" for kind in
+                                     ("tosa_FP", "tosa_INT", "u55_INT", "u85_INT", "vgf_no_quant", "vgf_quant")}
     assert set(saved["profile"]) == {"TOSA-1.0+FP", "TOSA-1.0+INT", "ethos-u55-128",
-                                     "ethos-u85-128:Ethos_U85_SYS_DRAM_Mid:Shared_Sram"}
+                                     "ethos-u85-128:Ethos_U85_SYS_DRAM_Mid:Shared_Sram",
+                                     "vgf:TOSA-1.0+FP+INT+int4+int16+bf16"}
     assert saved["agrees"].all()
 
 
-def _result(outcome, numerics, delegates=1, cpu=(), outputs=(), error=None):
+def _result(outcome, numerics, delegates=1, cpu=(), outputs=(), error=None, vgf_outputs=(), notes=()):
     from types import SimpleNamespace
 
     return SimpleNamespace(outcome=outcome, numerics=numerics, delegates=(object(),) * delegates, error=error,
-                           cpu_nodes=[SimpleNamespace(target=t, reason=r) for t, r in cpu], outputs=outputs)
+                           cpu_nodes=[SimpleNamespace(target=t, reason=r) for t, r in cpu], outputs=outputs,
+                           vgf_outputs=vgf_outputs, notes=notes)
 
 
 def test_every_disagreement_says_why():
@@ -239,3 +249,45 @@ def test_every_disagreement_says_why():
     ok, why = agrees(u55, _result(Outcome.VELA_ERROR, Numerics.NOT_RUN, delegates=0))
     assert not ok and "vela_error" in why and "xfail (Known U55 limitation), which its FVP mark shadows" in why
     assert "also gives Vela --arena-cache-size=2097152" in why
+
+
+def test_a_vgf_test_is_judged_on_the_outputs_of_its_vulkan_run():
+    """VgfPipeline compares the Vulkan runtime's outputs (run_on_vulkan_runtime), so a VGF case's verdict is the
+    VGF run's (stages/vgf_run.py), not the reference model's, which the result's numerics also weigh."""
+    from workbench import Numerics, Outcome
+    from workbench.batch.arm_test_verdicts import agrees
+    from workbench.core.records import OutputComparison
+    from workbench.stack.arm_tests.record import ArmTestCase
+
+    vgf = ArmTestCase(file="ops/test_x.py", test="test_x_vgf_no_quant", param="a", pipeline="VgfPipeline",
+                      profile="vgf:TOSA-1.0+FP", delegates=1, compare=True, qtol=1)
+    common = dict(index=0, dtype="float32", shape=(2,), eager=[1.0, 2.0], mismatches=0, numel=2, atol=1e-5,
+                  rtol=1e-4, beyond_int32=0, yardstick="float32: atol 1e-05, rtol 0.0001")
+    same = OutputComparison(reference=[1.0, 2.0], match=True, max_abs_error=0.0, **common)
+    off = OutputComparison(**{**common, "mismatches": 1}, reference=[1.0005, 2.0], match=False, max_abs_error=5e-4)
+    # the reference model diverged, the Vulkan run did not: the test's comparison holds
+    assert agrees(vgf, _result(Outcome.DELEGATED, Numerics.MISMATCH, outputs=(off,), vgf_outputs=(same,))) == \
+        (True, "")
+    note = "the VGF run diverged from eager; the TOSA reference model's verdict is match"
+    ok, why = agrees(vgf, _result(Outcome.DELEGATED, Numerics.MISMATCH, outputs=(same,), vgf_outputs=(off,),
+                                  notes=(note,)))
+    assert not ok and "numerics mismatch on the Vulkan device" in why and "within the test's atol=0.001" in why
+    assert note in why
+    ok, why = agrees(vgf, _result(Outcome.DELEGATED, Numerics.VGF_ERROR, outputs=(same,)))
+    assert not ok and "numerics vgf_error on the Vulkan device" in why
+    without_run = ArmTestCase(file="ops/test_x.py", test="test_x_vgf_no_quant", param="a", pipeline="VgfPipeline",
+                              profile="vgf:TOSA-1.0+FP", delegates=1, compare=False)
+    assert agrees(without_run, _result(Outcome.DELEGATED, Numerics.VGF_ERROR)) == (True, "")
+
+
+@pytest.mark.slow
+def test_a_vgf_test_runs_executorchs_vgf_flow_and_its_delegate_on_the_vulkan_device():
+    ids = ["ops/test_add.py::test_add_tensor_vgf_no_quant[5d_float]",
+           "ops/test_add.py::test_add_tensor_vgf_quant[5d_float]"]
+    table = run_arm_tests(ids, workers=1, progress=False, cache=False).set_index("test_id")
+    assert list(table.index) == ids and table["agrees"].all(), table[["outcome", "disagreement"]]
+    assert set(table["pipeline"]) == {"VgfPipeline"}
+    assert set(table["profile"]) == {"vgf:TOSA-1.0+FP+INT+int4+int16+bf16"}
+    assert list(table["quantization"]) == ["", "int8"] and set(table["outcome"]) == {"delegated"}
+    # each delegate's .vgf ran on the Vulkan device and matched eager
+    assert set(table["vgf_numerics"]) == {"match"} and (table["vgf_run_s"] > 0).all() and (table["vgf_kib"] > 0).all()

@@ -20,10 +20,16 @@ from collections import Counter
 
 from ..core.outcomes import FAILED_OUTCOMES, Numerics
 from ..core.quantization import DEFAULT
+from ..stack.arm_tests.record import VGF_PIPELINE
 
 # What executorch's pipelines check that a workbench result cannot show (an xfail may rest on one of them).
 NOT_CHECKED = ("to_executorch serialization", "the INT pipeline's comparison with the float model (frobenius and "
                "cosine thresholds)", "strict export", "the aten operators after export")
+# What a VGF test's pipeline checks that a result cannot show: its run stage runs the program through executorch's
+# executor_runner built for VKML (runner_utils.run_vkml_emulation_layer), where the workbench runs each delegate's
+# .vgf with the ML SDK's scenario runner on the same emulation layer.
+VGF_NOT_CHECKED = ("to_executorch serialization", "the program run by executorch's executor_runner for VKML (the "
+                   "workbench runs each .vgf with the ML SDK's scenario runner)", "the aten operators after export")
 
 
 def _edge(target: str) -> str:
@@ -43,11 +49,28 @@ def holds(case, result) -> tuple[bool, list[str]]:
     failed += [f"{op} left on CPU" for op in case.exir_ops if on_cpu[op]]
     failed += [f"{op} on CPU x{on_cpu[op]} where the test checks x{n}" for op, n in case.cpu_ops if on_cpu[op] != n]
     if case.compare and count:
-        if result.numerics in (Numerics.MISMATCH, Numerics.REFERENCE_ERROR, Numerics.UNPREDICTABLE):
-            failed.append(f"numerics {result.numerics.value}")
-        elif result.numerics is Numerics.NOT_RUN:
+        numerics = _compared_numerics(case, result)
+        if numerics in (Numerics.MISMATCH, Numerics.REFERENCE_ERROR, Numerics.UNPREDICTABLE, Numerics.VGF_ERROR):
+            failed.append(f"numerics {numerics.value}" + (" on the Vulkan device" if _vgf(case) else ""))
+        elif numerics is Numerics.NOT_RUN:
             failed.append("outputs not compared (the test compares them)")
     return not failed, failed
+
+
+def _vgf(case) -> bool:
+    return case.pipeline == VGF_PIPELINE
+
+
+def _compared_numerics(case, result) -> Numerics:
+    """The verdict on the outputs the test compares: a VGF test's are the Vulkan runtime's, so the VGF run's
+    (stages/vgf_run.py: the scenario runner, where executorch's test runs its executor_runner for VKML), not the
+    reference model's, which the result's numerics also weigh."""
+    if not _vgf(case) or result.numerics is Numerics.VGF_ERROR:
+        return result.numerics
+    outputs = getattr(result, "vgf_outputs", ())
+    if not outputs:  # the VGF run did not start: an earlier stage's verdict stands
+        return result.numerics
+    return Numerics.MATCH if all(o.match for o in outputs) else Numerics.MISMATCH
 
 
 def agrees(case, result) -> tuple[bool, str]:
@@ -64,7 +87,7 @@ def explain(case, result, failed: list[str]) -> str:
         raises = f", raises {case.xfail_raises}" if case.xfail_raises else ""
         return (f"the test is marked xfail ({case.xfail or 'no reason given'}{raises}), but its assertions that a "
                 f"workbench result can show all hold; the failure lies in what the workbench does not check: "
-                f"{', '.join(NOT_CHECKED)}")
+                f"{', '.join(VGF_NOT_CHECKED if _vgf(case) else NOT_CHECKED)}")
     parts = ["; ".join(failed)]
     if result.error is not None:
         parts.append(f"root cause: {result.error.root_cause_type}: {result.error.root_cause}"[:400])
@@ -79,6 +102,11 @@ def explain(case, result, failed: list[str]) -> str:
     if case.xfail_with_fvp is not None:
         parts.append(f"the test also marks this parametrization xfail ({case.xfail_with_fvp or 'no reason given'}), "
                      "which its FVP mark shadows without the FVP (pytest applies the function's xfail first)")
+    if _vgf(case) and any(f.startswith("numerics") for f in failed):
+        parts += [n for n in getattr(result, "notes", ()) if "VGF run" in n or "TOSA implementations" in n][:2]
+    if case.spec_settings:
+        parts.append(f"the test's compile spec also has {' '.join(case.spec_settings)}; the workbench's VGF target "
+                     "has executorch's VgfCompileSpec defaults")
     if case.vela_flags:
         parts.append(f"the test's compile spec also gives Vela {' '.join(case.vela_flags)}; the workbench's target "
                      "gives Vela executorch's EthosUCompileSpec flags only")
@@ -88,7 +116,12 @@ def explain(case, result, failed: list[str]) -> str:
 
 
 def _tolerance(case, result) -> str:
-    wrong = [o for o in result.outputs if not o.match]
+    wrong = [o for o in (result.vgf_outputs if _vgf(case) else result.outputs) if not o.match]
+    if case.quantize and _vgf(case):  # ArmTester._compare_outputs: atol + qtol * scale, against the quantized model
+        steps = ", ".join(f"output {o.index} {o.steps_text()}" for o in wrong if o.steps_text())
+        return (f"the test compares the Vulkan runtime's outputs with the quantized model's within atol={case.atol:g} "
+                f"+ qtol={case.qtol} step(s) of the output's scale, rtol={case.rtol:g}; the workbench compares the "
+                f"VGF run's within one step ({steps or 'no steps measured'})")
     if case.quantize:
         steps = ", ".join(f"output {o.index} {o.steps_text()}" for o in wrong if o.steps_text())
         return (f"the test compares INT outputs within qtol={case.qtol} quantization step(s) of the output's scale and "

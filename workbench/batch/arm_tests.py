@@ -4,14 +4,15 @@
     table = workbench.run_arm_tests(cases)          # result columns + test_id, expected, agrees, disagreement
     print(agreement_text(table))                  # workbench.batch.arm_tests.agreement_text: the CLI's summary
 
-`from_arm_tests(selection, backend=None, cap=None)` reads the tests that build a TOSA or Ethos-U pipeline, or whose
-name says they test one (stack/arm_tests/census.py), of the files matched by `selection` (paths relative to
-backends/arm/test, globs allowed; "all" or a folder such as "ops/" for the whole tree: expand_selection) from the
-installed executorch, or from a checkout's (`backend=path`: see stack/arm_backend.py), without editing a file: one
-`ArmTestCase` per parametrization (at most `cap` per test function, the first ones), with its module, example
-inputs, profile, quantization and what the test expects (stack/arm_tests/capture.py, record.py). A file
-that does not import is reported in `cases.import_failures` and skipped; the rest goes on. Every test function
-of the files is in `cases.census`, and what was not read is counted with its reason (arm_test_coverage.py).
+`from_arm_tests(selection, backend=None, cap=None)` reads the tests that build a TOSA, Ethos-U or VGF pipeline, or
+whose name says they test a TOSA or Ethos-U one (stack/arm_tests/census.py), of the files matched by `selection`
+(paths relative to backends/arm/test, globs allowed; "all" or a folder such as "ops/" for the whole tree:
+expand_selection) from the installed executorch, or from a checkout's (`backend=path`: see stack/arm_backend.py),
+without editing a file: one `ArmTestCase` per parametrization (at most `cap` per test function, the first ones),
+with its module, example inputs, profile, quantization and what the test expects (stack/arm_tests/capture.py,
+record.py). A file that does not import is reported in `cases.import_failures` and skipped; the rest goes on.
+Every test function of the files is in `cases.census`, and what was not read is counted with its reason
+(arm_test_coverage.py).
 
 `run_arm_tests(...)` runs the runnable cases through the same pipeline as catalogue cases (`run_model`), each in
 its own forked child (isolated, `timeout` per case), `workers` at a time, with a progress bar. Results are cached
@@ -39,7 +40,7 @@ from pathlib import Path
 
 from ..core.errors import StackError, WorkbenchError
 from ..core.records import INSTALLED
-from ..core.rows import RESULT_COLUMNS, result_row
+from ..core.rows import columns_for, result_row
 from ..stack.call_scope import scoped
 from ..stack.arm_tests.record import ArmTestCase
 from .arm_test_cache import NOT_LOADED, ArmTestCache
@@ -157,7 +158,7 @@ def _other_backend(backend) -> bool:
 
 @scoped
 def from_arm_tests(selection, backend=None, *, cap: int | None = None) -> ArmTestCases:
-    """The TOSA and Ethos-U cases of executorch's Arm test files matched by `selection`, read from `backend`
+    """The TOSA, Ethos-U and VGF cases of executorch's Arm test files matched by `selection`, read from `backend`
     (default: this process's Arm backend). `cap`: at most that many parametrizations per test function (the first ones)."""
     if _other_backend(backend):
         found = _in_fresh_process("collect", selection, backend, cap=cap)
@@ -319,7 +320,7 @@ def _table(chosen: list[ArmTestCase], results: dict, cases: ArmTestCases, backen
         rows.append({**result_row(result, case.test_id in cached), "test_id": case.test_id,
                      "expected": case.expected, "agrees": agreeing,
                      "disagreement": why, "pipeline": case.pipeline, "file": case.file})
-    table = pd.DataFrame(rows, columns=[*RESULT_COLUMNS, *ARM_TEST_COLUMNS])
+    table = pd.DataFrame(rows, columns=[*columns_for(c.profile for c in chosen), *ARM_TEST_COLUMNS])
     table["agrees"] = table["agrees"].astype(bool)
     kept = {c.test_id for c in chosen}
     table.attrs.update(import_failures=dict(cases.import_failures),

@@ -19,7 +19,7 @@ capture refuses to trust its cases blindly (arm_tests/capture.py warns).
 - "provenance_sharing": the provenance record's constructor that levers/provenance_sharing.py reproduces, and every
   function that writes to a record or to the lists that hold them;
 - "arm_test_suite": the constructors of executorch's test pipelines that arm_tests/capture.py reproduces, and the
-  Ethos-U compile-spec functions of its common.py they call.
+  Ethos-U and VGF compile-spec functions of its common.py they call.
 """
 
 from __future__ import annotations
@@ -135,6 +135,8 @@ PINNED_SOURCES = {
         "executorch.backends.arm.test.tester.test_pipeline.EthosU85PipelineINT.__init__": "cf1d3d85c45a43d7",
         "executorch.backends.arm.test.common.get_u55_compile_spec": "452b5ea075aad86c",
         "executorch.backends.arm.test.common.get_u85_compile_spec": "09265e2a9daec153",
+        "executorch.backends.arm.test.tester.test_pipeline.VgfPipeline.__init__": "223a61b020653268",
+        "executorch.backends.arm.test.common.get_vgf_compile_spec": "99fd5031a0649343",
     },
 }
 

@@ -40,8 +40,8 @@ _FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<fun
 _CONFIG_EPSILON = {"int8": 2**-16, "a16w8": 2**-12}
 _TOSA_PIPELINE_A16W8_EPSILON = 2**-16
 _ETHOS_U_PIPELINE_A16W8_EPSILON = 2**-12
-_FAILS_IN_LOWERING = (Outcome.LOWERING_ERROR.value, Outcome.VELA_ERROR.value, Outcome.CRASHED.value,
-                      Outcome.TIMEOUT.value)
+_FAILS_IN_LOWERING = (Outcome.LOWERING_ERROR.value, Outcome.VELA_ERROR.value, Outcome.VGF_ERROR.value,
+                      Outcome.CRASHED.value, Outcome.TIMEOUT.value)
 
 
 # --- what a finding is, in a reviewer's words (the issue text reads these too) ---------------------------------
@@ -83,6 +83,7 @@ def observed(finding) -> str:
         in_pass = f" in {finding.failing_pass}" if finding.failing_pass else ""
         at = f", raised at {where}" if where else ""
         fails = {Outcome.LOWERING_ERROR.value: "fails to lower", Outcome.VELA_ERROR.value: "fails to compile with Vela",
+                 Outcome.VGF_ERROR.value: "fails to compile with the ML SDK's model-converter",
                  Outcome.CRASHED.value: "crashes", Outcome.TIMEOUT.value: "hangs"}[kind]
         return (f"The partitioner accepts {finding.origin_op or 'the program'} ({delegated} tagged for the "
                 f"delegate), which then {fails}{in_pass}{node}: {finding.root_cause}{at}.")
@@ -174,7 +175,7 @@ def _docstring(finding) -> str:
     if result.policy != "stock":
         lines += ["", f"Found under the workbench's partition policy {result.policy!r}, not executorch's own "
                       "partitioner: these tests reproduce it only where executorch accepts the same nodes."]
-    if profiles.parse(result.profile).target is not None:
+    if profiles.parse(result.profile).ethos_u is not None:
         lines += ["", "The Ethos-U pipeline compiles for executorch's default configuration of the target family "
                       "and runs on its FVP when installed; the TOSA pipeline beside it runs the target's TOSA "
                       "specification on the reference model."]
@@ -209,7 +210,7 @@ def _tests(finding, name: str, module_class: str, dynamic: bool) -> list[tuple[s
     profile = profiles.parse(result.profile)
     tests = []
     if finding.kind != ILLEGAL_GRAPH:
-        if profile.target is not None:
+        if profile.ethos_u is not None:
             tests.append(_ethos_u_test(finding, name, module_class, profile))
         tests.append(_tosa_test(finding, name, module_class, profile, dynamic))
     stays_on_cpu = _stays_on_cpu(finding)
@@ -272,7 +273,7 @@ def _tosa_test(finding, name, module_class, profile, dynamic) -> tuple[str, str]
 
 def _ethos_u_test(finding, name, module_class, profile) -> tuple[str, str]:
     result = finding.result
-    family = "u55" if profile.target.accelerator.startswith("ethos-u55") else "u85"
+    family = "u55" if profile.ethos_u.accelerator.startswith("ethos-u55") else "u85"
     pipeline = f"EthosU{family[1:]}PipelineINT"
     runs = finding.kind not in _FAILS_IN_LOWERING
     arguments = ["aten_ops=[]", f"exir_ops={_delegated_exir(finding)}", f"run_on_fvp={runs}"]
@@ -299,7 +300,7 @@ def _not_delegated_test(finding, name, module_class, profile, stays_on_cpu) -> t
     if others:
         after += ["# the program's other operators may be delegated: only these nodes are counted",
                   'pipeline.change_args("check_count.exir", non_delegated_ops)']
-    family = "tosa" if profile.target is None else profile.target.accelerator.split("-")[1]
+    family = "tosa" if profile.ethos_u is None else profile.ethos_u.accelerator.split("-")[1]
     function = f"test_{name}_{family}_{'INT' if integer else 'FP'}_not_delegated"
     return "OpNotSupportedPipeline", _function(function, "OpNotSupportedPipeline", module_class, arguments, after, 0,
                                                before=[f"non_delegated_ops = {_literal(stays_on_cpu, 4)}"])

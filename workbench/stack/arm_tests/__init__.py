@@ -4,5 +4,6 @@
   importing it;
 - `capture`: the tests run up to their pipelines, so that each parametrization becomes a case: the one module that
   imports executorch's test suite;
+- `marks`: a test function's parametrizations and the skip / xfail that holds for each, as pytest reads them;
 - `record`: one such case (`ArmTestCase`), and how what the capture caught becomes one (`fold`).
 """

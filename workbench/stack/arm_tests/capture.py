@@ -2,9 +2,10 @@
 
 The test suite is executorch internals as much as a private attribute is: its pipeline classes
 (`tester/test_pipeline.py`: TosaPipelineFP, TosaPipelineINT, OpNotSupportedPipeline, EthosU55PipelineINT,
-EthosU85PipelineINT), `tester/arm_tester.py`'s ArmTester, `common.parametrize`, the Ethos-U compile specs of
-`common.get_u55_compile_spec` / `get_u85_compile_spec` and the FVP marks `common.XfailIfNoCorstone300` / `320` are
-read here and nowhere else. `check_test_suite()` refuses with a StackError
+EthosU85PipelineINT, VgfPipeline), `tester/arm_tester.py`'s ArmTester, `common.parametrize`, the compile specs of
+`common.get_u55_compile_spec` / `get_u85_compile_spec` / `get_vgf_compile_spec`, the FVP marks
+`common.XfailIfNoCorstone300` / `320` and the model converter's `common.SkipIfNoModelConverter` are read here and
+nowhere else. `check_test_suite()` refuses with a StackError
 naming what is missing when a class or a constructor parameter read here is gone, and warns (StackWarning) when a
 constructor's source is no longer the one this module reproduces (pinned_sources.PINNED_SOURCES["arm_test_suite"]);
 `workbench doctor` shows the same check as the hook `arm_test_suite` (stack/internals.py).
@@ -12,12 +13,12 @@ constructor's source is no longer the one this module reproduces (pinned_sources
 How a test file is read, without editing it: the module is imported from the process's Arm backend (installed, or
 a checkout's: stack/arm_backend.py), seeded as executorch's conftest seeds (random and torch at 0, before the
 import and before every test call); the pipeline classes and ArmTester are replaced *in that module's namespace
-only* by recorders, and every test function that builds a TOSA or Ethos-U pipeline, or whose name says it tests
-one (census.py reads that from the source), is called once per parametrization; a test asking for
-pytest's `tmp_path` gets a new temporary folder. A recorder keeps the constructor's arguments (the profile
-string built exactly as the real class builds it; for an Ethos-U pipeline the compile spec its constructor builds,
-from common.py) and every later call on the pipeline (pop_stage, change_args, quantizer settings, ...); `run()`
-does nothing. The originals are put back afterwards.
+only* by recorders, and every test function that builds a TOSA, Ethos-U or VGF pipeline, or whose name says it
+tests a TOSA or Ethos-U one (census.py reads that from the source), is called once per parametrization; a test
+asking for pytest's `tmp_path` gets a new temporary folder. A recorder keeps the constructor's arguments (the
+profile string built exactly as the real class builds it; for an Ethos-U or VGF pipeline the compile spec its
+constructor builds, from common.py) and every later call on the pipeline (pop_stage, change_args, quantizer
+settings, ...); `run()` does nothing. The originals are put back afterwards.
 
 An Ethos-U pipeline's last stage runs the program on Arm's Corstone FVP, and its tests carry `XfailIfNoCorstone300`
 (or `320`): an xfail, when the FVP is not installed, with `raises=FileNotFoundError`, which the run stage raises.
@@ -27,27 +28,32 @@ without the FVP that mark shadows a parametrization's own xfail and the test pas
 stage before the run stage passes; any other failure fails it. The capture reads it so: an effective FVP mark is
 no xfail but `fvp` (the stage the workbench stops before), and the parametrization's shadowed xfail is kept as
 `xfail_with_fvp`.
+
+A VGF test carries `SkipIfNoModelConverter`, a skipif whose condition common.py computed on import from this
+process's PATH; the workbench runs the ML SDK's converter from its package (stack/vgf/tools.py), so the mark holds
+only when the workbench has none. Its last stage runs the program on the Vulkan runtime through executorch's
+executor_runner built for VKML (runner_utils.run_vkml_emulation_layer), which the wheel does not ship: the workbench
+runs each delegate's .vgf with the ML SDK's scenario runner instead (stages/vgf_run.py).
 """
 
 from __future__ import annotations
 
 import contextlib
-import enum
 import importlib
 import inspect
-import itertools
 import os
 import random
 import sys
 import tempfile
 import warnings
-from collections import Counter
 from pathlib import Path
 
 from ...core.errors import StackError, StackWarning
 from .. import call_scope
 from ..pinned_sources import source_differences
+from ..vgf import tools as vgf_tools
 from .census import census_file
+from .marks import mark_expectation, marks_of, parametrizations
 from .record import ArmTestCase, fold
 
 TEST_PACKAGE = "executorch.backends.arm.test"
@@ -55,6 +61,8 @@ SEED = 0  # executorch's conftest: TEST_SEED defaults to 0
 # Ethos-U pipeline -> the common.py function its constructor builds its compile spec with (always at its defaults)
 ETHOS_U_SPECS = {"EthosU55PipelineINT": "get_u55_compile_spec", "EthosU85PipelineINT": "get_u85_compile_spec"}
 FVP_MARKS = ("XfailIfNoCorstone300", "XfailIfNoCorstone320")
+CONVERTER_MARK = "SkipIfNoModelConverter"  # a VGF test's skipif: no ML SDK model converter on PATH
+VGF = "VgfPipeline"
 # The constructor parameters read below, per class; a missing one refuses (check_test_suite).
 READ_PARAMETERS = {
     "TosaPipelineFP": ("module", "test_data", "exir_op", "run_on_tosa_ref_model", "atol", "rtol", "qtol",
@@ -68,6 +76,10 @@ READ_PARAMETERS = {
     **{name: ("module", "test_data", "exir_ops", "run_on_fvp", "symmetric_io_quantization", "per_channel_quantization",
               "a16w8_quantization", "atol", "rtol", "qtol", "epsilon", "fold_quantize") for name in ETHOS_U_SPECS},
     "ArmTester": ("model", "example_inputs", "compile_spec", "dynamic_shapes", "transform_passes"),
+    VGF: ("module", "test_data", "exir_op", "run_on_vulkan_runtime", "vgf_compiler_flags", "quantize",
+          "symmetric_io_quantization", "per_channel_quantization", "atol", "rtol", "qtol", "dynamic_shapes",
+          "transform_passes", "tosa_version", "tosa_extensions", "tosa_spec", "fold_quantize",
+          "preserve_io_quantization", "n_expected_delegates"),
 }
 
 
@@ -106,9 +118,9 @@ def suite_problems() -> tuple[dict, list[str], list[str]]:
         return {}, [f"it does not import ({type(exc).__name__}: {exc}); reading its tests as cases needs "
                     "backends/arm/test/tester and common.py"], []
     missing = [f"{name} is missing" for name, cls in classes.items() if not isinstance(cls, type)]
-    missing += [f"common.{name} is missing" for name in ("parametrize", *ETHOS_U_SPECS.values())
+    missing += [f"common.{name} is missing" for name in ("parametrize", "get_vgf_compile_spec", *ETHOS_U_SPECS.values())
                 if not callable(getattr(common, name, None))]
-    missing += [f"common.{name} is missing or not a pytest mark" for name in FVP_MARKS
+    missing += [f"common.{name} is missing or not a pytest mark" for name in (*FVP_MARKS, CONVERTER_MARK)
                 if getattr(getattr(common, name, None), "mark", None) is None]
     for name, wanted in READ_PARAMETERS.items():
         if isinstance(classes.get(name), type):
@@ -161,10 +173,14 @@ class _RecordedClass(type):
 
 def _recorder(real: type, sink: list, common):
     """A stand-in for the pipeline class `real` (or ArmTester) that records its construction and later calls; an
-    Ethos-U pipeline's record holds the compile spec its constructor builds (`compile_spec`)."""
+    Ethos-U or VGF pipeline's record holds the compile spec its constructor builds (`compile_spec`)."""
     signature = inspect.signature(real.__init__)
     kind = real.__name__
-    build_spec = getattr(common, ETHOS_U_SPECS[kind]) if kind in ETHOS_U_SPECS else None
+    build_spec = None  # the compile spec the class builds from its arguments
+    if kind in ETHOS_U_SPECS:  # built with no argument that changes the target
+        build_spec = lambda a: getattr(common, ETHOS_U_SPECS[kind])()  # noqa: E731
+    elif kind == VGF:
+        build_spec = lambda a: _vgf_compile_spec(common, a)  # noqa: E731
 
     class Recorder(metaclass=_RecordedClass):
         def __class_getitem__(cls, item):  # TosaPipelineFP[input_t](...)
@@ -175,8 +191,8 @@ def _recorder(real: type, sink: list, common):
             bound.apply_defaults()
             arguments = dict(bound.arguments)
             arguments.pop(next(iter(signature.parameters)), None)  # self
-            if build_spec is not None:  # the class calls it with no argument that changes the target
-                arguments["compile_spec"] = build_spec()
+            if build_spec is not None:
+                arguments["compile_spec"] = build_spec(arguments)
             self._log: list = []
             self.tester = _Calls(self._log, "tester")
             self.quantizer = _Calls(self._log, "quantizer")
@@ -200,98 +216,24 @@ def _recorder(real: type, sink: list, common):
     return Recorder
 
 
-# --- parametrizations and marks ----------------------------------------------------------------------------------
+def _vgf_compile_spec(common, a: dict):
+    """The VgfCompileSpec VgfPipeline.__init__ builds (tester/test_pipeline.py): its TOSA specification from
+    tosa_spec, else tosa_version (default: VgfCompileSpec()'s) with tosa_extensions (default: bf16 when the
+    version says FP), then common.get_vgf_compile_spec with the converter flags; the artifact folder and debug mode
+    are left out (they change what is written, not what is compiled)."""
+    from executorch.backends.arm.tosa import TosaSpecification
+    from executorch.backends.arm.vgf import VgfCompileSpec
 
-def _marks(obj) -> list:
-    return list(getattr(obj, "pytestmark", []) or [])
-
-
-def _condition_holds(mark, text_holds: bool) -> bool:
-    """A skipif / xfail mark's condition, as pytest reads it: `condition=` or the positional ones, any true; none:
-    true. A string condition (pytest evaluates it) counts as `text_holds`."""
-    conditions = (mark.kwargs["condition"],) if "condition" in mark.kwargs else mark.args
-    if not conditions:
-        return True
-    return any(text_holds if isinstance(c, str) else bool(c) for c in conditions)
-
-
-def _mark_expectation(marks, fvp_marks=()) -> dict:
-    """skip / xfail as pytest evaluates `marks` (the function's, then the parametrization's): the first skip or
-    skipif that holds; the first xfail whose condition holds. An effective FVP mark (one of `fvp_marks`) is no
-    xfail but `fvp`, and the xfail it shadows is `xfail_with_fvp` (see the module's docstring)."""
-    found: dict = {}
-    for mark in marks:
-        if mark.name == "skip":
-            found.setdefault("skip", mark.kwargs.get("reason") or (mark.args[0] if mark.args else "skip"))
-        elif mark.name == "skipif" and _condition_holds(mark, text_holds=False):
-            found.setdefault("skip", mark.kwargs.get("reason", "skipif"))
-    xfails = [m for m in marks if m.name == "xfail" and _condition_holds(m, text_holds=True)]
-    if xfails and xfails[0] in fvp_marks:
-        found["fvp"] = str(xfails[0].kwargs.get("reason", ""))
-        shadowed = [m for m in xfails[1:] if m not in fvp_marks]
-        if shadowed:
-            found["xfail_with_fvp"] = str(shadowed[0].kwargs.get("reason", ""))
-    elif xfails:
-        raises = xfails[0].kwargs.get("raises")
-        found["xfail"] = str(xfails[0].kwargs.get("reason", ""))
-        found["xfail_raises"] = None if raises is None else getattr(raises, "__name__", str(raises))
-    return found
-
-
-def _value_id(value, name: str, index: int) -> str:
-    """pytest's id of one parameter value (_pytest/python.py IdMaker._idval_from_value): the value itself for a
-    str, number, bool, None or enum, the __name__ of a class or function, else the argument name and index."""
-    if isinstance(value, (str, int, float, bool, complex, enum.Enum)) or value is None:
-        return str(value)
-    if isinstance(getattr(value, "__name__", None), str):
-        return value.__name__
-    return f"{name}{index}"
-
-
-def _unique(ids: list[str]) -> list[str]:
-    """pytest's suffixes for repeated ids (IdMaker.make_unique_parameterset_ids): a0, a1; 1_0, 1_1."""
-    counts, suffixes, unique = Counter(ids), Counter(), list(ids)
-    for index, pid in enumerate(ids):
-        if counts[pid] > 1:
-            joiner = "_" if pid and pid[-1].isdigit() else ""
-            while f"{pid}{joiner}{suffixes[pid]}" in ids:
-                suffixes[pid] += 1
-            unique[index] = f"{pid}{joiner}{suffixes[pid]}"
-            suffixes[pid] += 1
-    return unique
-
-
-def _axis(mark) -> list:
-    names = mark.args[0]
-    names = [n.strip() for n in names.split(",")] if isinstance(names, str) else list(names)
-    ids = mark.kwargs.get("ids")
-    axis = []
-    for index, value in enumerate(mark.args[1]):
-        if hasattr(value, "values") and hasattr(value, "marks"):  # pytest.param(...)
-            values, marks, pid = value.values, list(value.marks), value.id
-        else:
-            values, marks, pid = ((value,) if len(names) == 1 else tuple(value)), [], None
-        if pid is None and ids and not callable(ids) and index < len(ids) and ids[index] is not None:
-            pid = str(ids[index])
-        if pid is None:
-            pid = "-".join(_value_id(v, n, index) for v, n in zip(values, names))
-        axis.append((pid, dict(zip(names, values)), marks))
-    return [(pid, values, marks) for pid, (_, values, marks) in zip(_unique([a[0] for a in axis]), axis)]
-
-
-def parametrizations(function) -> list[tuple[str, dict, list]]:
-    """(id, keyword arguments, marks) over the product of the function's parametrize marks, in pytest's order."""
-    axes = [_axis(m) for m in _marks(function) if m.name == "parametrize"]
-    if not axes:
-        return [("", {}, [])]
-    found = []
-    for combination in itertools.product(*axes):
-        arguments, marks = {}, []
-        for _, values, extra in combination:
-            arguments.update(values)
-            marks += extra
-        found.append(("-".join(c[0] for c in combination), arguments, marks))
-    return found
+    spec = a.get("tosa_spec")
+    if spec is None:
+        version = a.get("tosa_version") or str(VgfCompileSpec().tosa_spec)
+        extensions = a.get("tosa_extensions")
+        if extensions is None:
+            extensions = ["bf16"] if "FP" in version else []
+        spec = version + "".join(f"+{e}" for e in extensions)
+    spec = TosaSpecification.create_from_string(spec) if isinstance(spec, str) else spec
+    return common.get_vgf_compile_spec(spec, compiler_flags=a.get("vgf_compiler_flags"),
+                                       preserve_io_quantization=bool(a.get("preserve_io_quantization")))
 
 
 def seed() -> None:
@@ -319,23 +261,27 @@ def capture_file(relative: str, cap: int | None = None, census=None) -> list[Arm
                  and (issubclass(value, classes["BasePipeline"]) or issubclass(value, classes["ArmTester"]))}
     for name, value in originals.items():
         setattr(module, name, _recorder(value, sink, common))
+    # the workbench runs its own ML SDK model converter (stack/vgf/tools.py), on PATH or not
+    decided = [(common.SkipIfNoModelConverter.mark, vgf_tools.model_converter() is None)]
     try:
-        return _call_tests(module, relative, read, sink, cap, [getattr(common, name).mark for name in FVP_MARKS])
+        return _call_tests(module, relative, read, sink, cap, [getattr(common, name).mark for name in FVP_MARKS],
+                           decided)
     finally:
         for name, value in originals.items():
             setattr(module, name, value)
 
 
 def _call_tests(module, relative: str, read: list[str], sink: list, cap: int | None,
-                fvp_marks: list) -> list[ArmTestCase]:
+                fvp_marks: list, decided: list) -> list[ArmTestCase]:
     cases = []
     for name in read:
         function = getattr(module, name, None)
         if not callable(function):
             continue
-        function_marks = [m for m in _marks(function) if m.name != "parametrize"]
+        function_marks = [m for m in marks_of(function) if m.name != "parametrize"]
         for pid, arguments, marks in parametrizations(function)[:cap]:
-            base = dict(file=relative, test=name, param=pid, **_mark_expectation(function_marks + marks, fvp_marks))
+            expectation = mark_expectation(function_marks + marks, fvp_marks, decided)
+            base = dict(file=relative, test=name, param=pid, **expectation)
             start, error = len(sink), None
             seed()
             try:
@@ -373,10 +319,14 @@ def _conftest_importable(folder: Path):
 
 @contextlib.contextmanager
 def _test_environment(test_id: str):
-    """os.environ as pytest gives a test (PYTEST_CURRENT_TEST set), and as it was before the test afterwards: a
-    test body that sets a variable (TOSA_TESTCASES_BASE_PATH) changes neither the tests after it nor the caller."""
+    """os.environ as pytest gives a test (PYTEST_CURRENT_TEST set; executorch's MODEL_CONVERTER_PATH naming the
+    workbench's model converter unless set), and as it was before the test afterwards: a test body that sets a
+    variable (TOSA_TESTCASES_BASE_PATH) changes neither the tests after it nor the caller."""
     before = dict(os.environ)
     os.environ["PYTEST_CURRENT_TEST"] = f"backends/arm/test/{test_id} (call)"
+    converter = vgf_tools.model_converter()  # as for the SkipIfNoModelConverter mark: the workbench's converter
+    if converter is not None and "MODEL_CONVERTER_PATH" not in os.environ:
+        os.environ["MODEL_CONVERTER_PATH"] = str(converter)
     try:
         yield
     finally:

@@ -4,7 +4,7 @@ importing it.
 A test function (a module-level `def test_*`, as pytest collects them) builds what its body names: a pipeline
 class of tester/test_pipeline.py (any name ending in `Pipeline...`) or ArmTester, directly or through a
 module-level helper function of the same file that it calls (followed transitively). That is what decides which
-functions the capture reads (capture.py): those that build a TOSA or Ethos-U pipeline (READ_PIPELINES),
+functions the capture reads (capture.py): those that build a TOSA, Ethos-U or VGF pipeline (READ_PIPELINES),
 whatever their name, and those whose name says TOSA or Ethos-U (TEST_NAME_PARTS). Every other function is counted
 with the reason it is not read (`unread_reason`), so nothing in a file is dropped silently.
 """
@@ -21,11 +21,10 @@ from .record import ArmTestCase
 
 TEST_NAME_PARTS = ("tosa_FP", "tosa_INT", "u55_INT", "u85_INT")
 READ_PIPELINES = ("TosaPipelineFP", "TosaPipelineINT", "OpNotSupportedPipeline", "EthosU55PipelineINT",
-                  "EthosU85PipelineINT", "ArmTester")
+                  "EthosU85PipelineINT", "VgfPipeline", "ArmTester")
 # Pipelines the capture does not reproduce, and why; the first that a function builds names its reason.
 UNREAD_PIPELINES = {
-    "VgfPipeline": "a VGF pipeline: it needs the ML SDK model converter, and it is no TOSA or Ethos-U flow",
-    "MXFPVgfPipeline": "a VGF pipeline: it needs the ML SDK model converter, and it is no TOSA or Ethos-U flow",
+    "MXFPVgfPipeline": "an MXFP pipeline: its microscaling quantization is not reproduced",
     "MXFPTosaPipelineFP": "an MXFP pipeline: its microscaling quantization is not reproduced",
     "PassPipeline": "a PassPipeline: it checks one pass's output graph, which no partition result shows",
     "QuantizationPipeline": "a QuantizationPipeline: it checks the quantizer's annotations and lowers nothing",
@@ -57,7 +56,7 @@ class TestFunction:
 
     @property
     def read(self) -> bool:
-        """The capture calls it: it builds a TOSA or Ethos-U pipeline, or its name says it tests one and it names
+        """The capture calls it: it builds a TOSA, Ethos-U or VGF pipeline, or its name says it tests one and it names
         no pipeline the capture does not reproduce (it may build one through a helper of another module)."""
         if set(self.builds) & set(READ_PIPELINES):
             return True

@@ -4,8 +4,10 @@ The recorders of capture.py catch a test's pipeline construction (its arguments,
 constructor's signature) and every later call on it. `fold` turns that into what the test asserts, as executorch's
 classes would (tester/test_pipeline.py): the profile string each class builds (for an Ethos-U pipeline, the
 target of the compile spec it builds, with its system configuration and memory mode where they are not
-EthosUCompileSpec's defaults), whether it quantizes, the delegate count of its `check_count.exir` stage, the edge
-operators of its `check_not.exir` stage, whether it compares the reference model's outputs, the stage ids the
+EthosUCompileSpec's defaults; for a VgfPipeline `vgf:` and the TOSA specification of the VgfCompileSpec it
+builds), whether it quantizes, the delegate count of its `check_count.exir` stage, the edge
+operators of its `check_not.exir` stage, whether it compares the reference model's (or the Vulkan runtime's)
+outputs, the stage ids the
 test pops or changes afterwards, and its own calls on the pipeline's quantizer (set_global, set_module_type, ...):
 folded into a named configuration where one says the same, else kept to be made again on the workbench's quantizer.
 """
@@ -24,6 +26,11 @@ DELEGATE_CALL = HIGHER_ORDER_PREFIX + "executorch_call_delegate"
 TOSA_PIPELINES = ("TosaPipelineFP", "TosaPipelineINT")
 NOT_SUPPORTED = "OpNotSupportedPipeline"
 ETHOS_U_PIPELINES = ("EthosU55PipelineINT", "EthosU85PipelineINT")
+VGF_PIPELINE = "VgfPipeline"
+# The edge Q/DQ operators VgfPipeline's `check_not.exir_quant_nodes` stage expects gone (partitioned) under a
+# specification with both INT and FP
+QDQ_OPS = tuple(f"quantized_decomposed_{kind}_per_{per}_default" for kind in ("quantize", "dequantize")
+                for per in ("tensor", "channel"))
 # Vela flags an Ethos-U target string says; the compile spec's other flags are listed in `vela_flags`
 TARGET_FLAGS = ("--accelerator-config", "--config", "--output-format", "--system-config", "--memory-mode")
 TESTER = "ArmTester"
@@ -39,12 +46,15 @@ class ArmTestCase:
     test: str  # the test function
     param: str  # the parametrization id ("" when not parametrized)
     pipeline: str  # TosaPipelineFP, TosaPipelineINT, OpNotSupportedPipeline, EthosU55PipelineINT, ... or another
-    profile: str | None = None  # a TOSA profile, or an Ethos-U target ("ethos-u55-128", "ethos-u85-128:<sys>:<mem>")
+    # a TOSA profile, an Ethos-U target ("ethos-u55-128", "ethos-u85-128:<sys>:<mem>") or a VGF one ("vgf:TOSA-1.0+FP")
+    profile: str | None = None
     quantize: bool = False
     delegates: int | None = None  # the delegate count the test checks; None: not checked
     cpu_ops: tuple = ()  # (edge op "aten_cumsum_default", count) the test expects left on CPU
     exir_ops: tuple[str, ...] = ()  # edge ops the test expects gone from the graph (delegated)
-    compare: bool = False  # the test compares the reference model's outputs with eager (or the quantized model)
+    # the test compares the reference model's outputs (a VGF test: the Vulkan runtime's) with eager (or the
+    # quantized model)
+    compare: bool = False
     atol: float = 1e-3
     rtol: float = 1e-3
     qtol: float = 0
@@ -58,6 +68,8 @@ class ArmTestCase:
     fvp: str | None = None  # the reason of the test's FVP mark: it expects to pass every stage before the FVP run
     xfail_with_fvp: str | None = None  # the parametrization's own xfail, shadowed by the FVP mark (pytest: first)
     vela_flags: tuple[str, ...] = ()  # the Ethos-U compile spec's Vela flags beyond what its target string says
+    # a VGF compile spec's settings the workbench's target does not make (converter flags, preserved I/O quantization)
+    spec_settings: tuple[str, ...] = ()
     capture_error: str | None = None  # the test body failed before a pipeline could be recorded
     inputs_text: str = ""
     module: Any = field(default=None, repr=False, compare=False)
@@ -83,6 +95,10 @@ class ArmTestCase:
         if self.pipeline == NOT_SUPPORTED:
             on_cpu = ", ".join(f"{op} x{n}" for op, n in self.cpu_ops)
             text = f"not delegated ({self.delegates} delegate(s); on CPU: {on_cpu or 'nothing checked'})"
+        elif self.pipeline == VGF_PIPELINE:
+            text = (f"delegated to {self.profile}" + (f" ({self.delegates} delegate(s))" if self.delegates is not None
+                                                      else "")
+                    + (", outputs match on the Vulkan device" if self.compare else ""))
         elif self.pipeline in TOSA_PIPELINES + ETHOS_U_PIPELINES:
             text = (f"delegated to {'TOSA' if self.pipeline in TOSA_PIPELINES else self.profile}"
                     + (f" ({self.delegates} delegate)" if self.delegates is not None else "")
@@ -147,6 +163,8 @@ def _profile(kind: str, a: dict) -> tuple[str | None, bool, str | None]:
     spec_kind = type(a.get("compile_spec")).__name__
     if kind in ETHOS_U_PIPELINES or (kind == TESTER and spec_kind == "EthosUCompileSpec"):
         return ethos_u_target(a["compile_spec"]), kind != TESTER, None
+    if kind == VGF_PIPELINE:  # the TOSA specification of the VgfCompileSpec it builds (capture.py)
+        return f"vgf:{a['compile_spec'].tosa_spec}", bool(a.get("quantize", True)), None
     if kind == TESTER:
         spec = getattr(a.get("compile_spec"), "tosa_spec", None)
         if spec is None or spec_kind != "TosaCompileSpec":
@@ -199,13 +217,16 @@ def _default_eps(scheme: str) -> float:
 
 def _configuration(config) -> Quantization | None:
     """The named configuration an Arm quantizer config object is (int16 activations: a16w8; per-tensor weights;
-    its observers' eps), or None for one it is not."""
+    its observers' eps), or None for one it is not: other dtypes, or a range that is not the named configs' (int4
+    weights in an int8 container, -7..7: get_symmetric_a8w4_quantization_config)."""
     import torch
 
     activation, weight = getattr(config, "input_activation", None), getattr(config, "weight", None)
     scheme = {torch.int8: "int8", torch.int16: "a16w8"}.get(getattr(activation, "dtype", None))
     eps = _observer_eps(activation)
     if scheme is None or getattr(weight, "dtype", None) != torch.int8 or eps is None:
+        return None
+    if _range(weight) != (-127, 127) or _range(activation) != {"int8": (-128, 127), "a16w8": (-32767, 32767)}[scheme]:
         return None
     per_channel = getattr(weight, "qscheme", None) in (torch.per_channel_symmetric, torch.per_channel_affine)
     return Quantization(scheme, per_channel=per_channel, epsilon=None if eps == _default_eps(scheme) else eps)
@@ -233,12 +254,32 @@ def fold(kind: str, a: dict, log: list, base: dict, error: str | None) -> ArmTes
     elif kind in TOSA_PIPELINES:
         fields.update(delegates=1, compare=bool(a.get("run_on_tosa_ref_model", True))
                       and bool(a.get("compare_tosa_ref_model_outputs", True)))
+    elif kind == VGF_PIPELINE:
+        _vgf_fields(fields, a, quantize)
     elif kind == NOT_SUPPORTED:
         fields.update(delegates=int(a.get("n_expected_delegates", 0)), exir_ops=(),
                       cpu_ops=tuple((_edge_op(o), int(n)) for o, n in (a.get("non_delegated_ops") or {}).items()))
     fields["inputs_text"] = _describe(fields["inputs"])
     _fold_calls(fields, log)
     return ArmTestCase(**base, **fields)
+
+
+def _vgf_fields(fields: dict, a: dict, quantize: bool) -> None:
+    """What VgfPipeline.__init__ makes of its arguments (tester/test_pipeline.py): int8 quantization with
+    VgfQuantizer when it quantizes (per-channel weights unless per_channel_quantization=False, set_io with the same
+    config when symmetric_io_quantization=True; never a16w8 by itself), its delegate count, the Q/DQ operators it
+    expects partitioned under INT+FP, and a comparison on the Vulkan runtime when run_on_vulkan_runtime."""
+    spec = a["compile_spec"]
+    settings = ("fold_quantize=False",) if quantize and a.get("fold_quantize") is False else ()
+    both = spec.tosa_spec.support_integer() and spec.tosa_spec.support_float()
+    flags = tuple(f for f in (a.get("vgf_compiler_flags") or "").split(" ") if f)
+    fields.update(
+        quantization=Quantization("int8", per_channel=a.get("per_channel_quantization", True) is not False,
+                                  io=bool(a.get("symmetric_io_quantization"))).name if quantize else "",
+        quantizer_settings=settings, delegates=int(a.get("n_expected_delegates", 1)),
+        exir_ops=fields["exir_ops"] + (QDQ_OPS if both else ()), compare=bool(a.get("run_on_vulkan_runtime", True)),
+        qtol=a.get("qtol", 1),
+        spec_settings=flags + (("preserve_io_quantization=True",) if a.get("preserve_io_quantization") else ()))
 
 
 def _fold_calls(fields: dict, log: list) -> None:
@@ -252,9 +293,10 @@ def _fold_calls(fields: dict, log: list) -> None:
             _pop(fields, stage)
             if stage == "quantize":  # the test does not quantize: nothing of its quantizer applies
                 settings, replayed = [], []
-        elif name == "pop_stage" and args == (-1,) and fields["pipeline"] in TOSA_PIPELINES:
-            # the last stage: run_method_and_compare_outputs when the pipeline runs the reference model, else
-            # to_executorch (TosaPipelineFP/INT.__init__ add the run stage last), which no result shows
+        elif name == "pop_stage" and args == (-1,) and fields["pipeline"] in (*TOSA_PIPELINES, VGF_PIPELINE):
+            # the last stage: run_method_and_compare_outputs when the pipeline runs the program, else
+            # to_executorch or a check (TosaPipelineFP/INT and VgfPipeline add the run stage last), which no result
+            # shows
             fields["compare"] = False
         elif name == "change_args" and stage == "quantize" and fields["quantization"]:
             settings.append(call_text(name, args, kwargs))  # its own quantizer object, kept as it is said
@@ -275,6 +317,10 @@ def _fold_calls(fields: dict, log: list) -> None:
         elif fields["pipeline"] == TESTER:
             _tester_call(fields, name, args, kwargs)
     fields.update(calls=tuple(calls), quantizer_settings=tuple(settings), quantizer_calls=tuple(replayed))
+
+
+def _range(spec) -> tuple:
+    return getattr(spec, "quant_min", None), getattr(spec, "quant_max", None)
 
 
 def _observer_eps(spec) -> float | None:
@@ -308,7 +354,10 @@ def _pop(fields: dict, stage: str) -> None:
     elif stage == "check_count.exir":
         fields.update(delegates=None, cpu_ops=())
     elif stage == "check_not.exir":
-        fields["exir_ops"] = ()
+        fields["exir_ops"] = tuple(op for op in fields["exir_ops"] if op in QDQ_OPS and fields["pipeline"] ==
+                                   VGF_PIPELINE)
+    elif stage == "check_not.exir_quant_nodes":
+        fields["exir_ops"] = tuple(op for op in fields["exir_ops"] if op not in QDQ_OPS)
 
 
 def _change(fields: dict, stage: str, args: tuple, kwargs: dict) -> None:
