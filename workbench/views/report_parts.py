@@ -65,6 +65,17 @@ def html_table(headers: list[str], rows: list[list], numbers: int = 0) -> str:
     return f"<table><tr>{head}</tr>{body}</table>"
 
 
+def case_columns(frame) -> list[str]:
+    """The columns that name a case in a target's section of a report (the policy only when it varies)."""
+    return ["op", "dtype", "profile"] + (["policy"] if frame["policy"].nunique() > 1 else [])
+
+
+def counted_cases(cases) -> str:
+    """`3 cases on ethos-u55-128, ethos-u85-256`: a target section's count and its targets, in table order."""
+    targets = ", ".join(dict.fromkeys(cases["profile"]))
+    return f"{len(cases)} case{'' if len(cases) == 1 else 's'} on {targets}"
+
+
 def html_image(fig, alt: str) -> str:
     """A matplotlib Figure as an inline PNG."""
     buffer = io.BytesIO()

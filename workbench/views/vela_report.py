@@ -12,7 +12,7 @@ from ..core.outcomes import Outcome
 from ..core.text import shortened
 from ..stack import ethos_u
 from .plots import plain_number, value_heatmap
-from .report_parts import folded, html_image, html_table, md_cell, md_span, md_table
+from .report_parts import case_columns, counted_cases, folded, html_image, html_table, md_cell, md_span, md_table
 
 TITLE = "Ethos-U (Vela)"
 # Vela's figures for a case (core/rows.py VELA_COLUMNS), by the headings of the section's table.
@@ -36,7 +36,7 @@ def vela_markdown(frame: pd.DataFrame) -> list[str]:
     cases = ethos_u_cases(frame)
     if cases.empty:
         return []
-    lines = [f"### {TITLE}", "", f"{_counted(cases)}. {ABOUT}", ""]
+    lines = [f"### {TITLE}", "", f"{counted_cases(cases)}. {ABOUT}", ""]
     headers, rows = _figure_rows(cases)
     rows = [[md_span(row[0])] + [md_cell(value) for value in row[1:]] for row in rows]
     lines += folded(md_table(headers, rows, numbers=len(FIGURES)), f"{len(rows)} cases")
@@ -52,7 +52,7 @@ def vela_html(frame: pd.DataFrame) -> list[str]:
     cases = ethos_u_cases(frame)
     if cases.empty:
         return []
-    body = [f"<h2>{html.escape(TITLE)}</h2>", f"<p>{html.escape(_counted(cases))}. {html.escape(ABOUT)}</p>"]
+    body = [f"<h2>{html.escape(TITLE)}</h2>", f"<p>{html.escape(counted_cases(cases))}. {html.escape(ABOUT)}</p>"]
     body += [html_image(value_heatmap(cases, column), f"{FIGURES[column]} heatmap") for column in HEATMAPS]
     body.append(html_table(*_figure_rows(cases), numbers=len(FIGURES)))
     headers, rows = _refusals(cases)
@@ -75,17 +75,8 @@ def vela_changes_html(diff: DiffResult) -> list[str]:
     return [f"<p>{html.escape(_changed(diff))}:</p>", html_table(CHANGE_HEADERS, _change_rows(diff), numbers=3)]
 
 
-def _case_columns(frame: pd.DataFrame) -> list[str]:
-    return ["op", "dtype", "profile"] + (["policy"] if frame["policy"].nunique() > 1 else [])
-
-
-def _counted(cases: pd.DataFrame) -> str:
-    targets = ", ".join(dict.fromkeys(cases["profile"]))
-    return f"{len(cases)} case{'' if len(cases) == 1 else 's'} on {targets}"
-
-
 def _figure_rows(cases: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
-    columns = _case_columns(cases)
+    columns = case_columns(cases)
     rows = [[str(row[c]) for c in columns] + [row["outcome"]] + [_figure(c, row[c]) for c in FIGURES]
             for _, row in cases.iterrows()]
     return columns + ["outcome"] + list(FIGURES.values()), rows
@@ -101,7 +92,7 @@ def _figure(column: str, value) -> str:
 
 def _refusals(cases: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
     """The cases Vela refused, with the node Vela named and the root cause in Vela's words."""
-    columns = _case_columns(cases)
+    columns = case_columns(cases)
     refused = cases[cases["outcome"] == Outcome.VELA_ERROR.value]
     rows = [[str(row[c]) for c in columns] + [row["failing_node"], shortened(row["root_cause"] or row["reason"],
                                                                               MAX_CAUSE)]

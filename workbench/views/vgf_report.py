@@ -14,7 +14,7 @@ from ..core.outcomes import Numerics, Outcome
 from ..core.text import shortened
 from ..core.vgf import is_target
 from .plots import plain_number
-from .report_parts import folded, html_table, md_cell, md_span, md_table
+from .report_parts import case_columns, counted_cases, folded, html_table, md_cell, md_span, md_table
 
 TITLE = "VGF (model-converter, Vulkan)"
 # The section's figures (core/rows.py VGF_COLUMNS), by the headings of its table; the reference model's errors are
@@ -40,7 +40,7 @@ def vgf_markdown(frame: pd.DataFrame) -> list[str]:
     cases = vgf_cases(frame)
     if cases.empty:
         return []
-    lines = [f"### {TITLE}", "", f"{_counted(cases)}. {ABOUT}", ""]
+    lines = [f"### {TITLE}", "", f"{counted_cases(cases)}. {ABOUT}", ""]
     headers, rows = _figure_rows(cases)
     rows = [[md_span(row[0])] + [md_cell(value) for value in row[1:]] for row in rows]
     lines += folded(md_table(headers, rows, numbers=len(FIGURES)), f"{len(rows)} cases")
@@ -54,24 +54,15 @@ def vgf_html(frame: pd.DataFrame) -> list[str]:
     cases = vgf_cases(frame)
     if cases.empty:
         return []
-    body = [f"<h2>{html.escape(TITLE)}</h2>", f"<p>{html.escape(_counted(cases))}. {html.escape(ABOUT)}</p>",
+    body = [f"<h2>{html.escape(TITLE)}</h2>", f"<p>{html.escape(counted_cases(cases))}. {html.escape(ABOUT)}</p>",
             html_table(*_figure_rows(cases), numbers=len(FIGURES))]
     for title, (headers, rows) in _failed(cases):
         body += [f"<p><b>{html.escape(title)}</b></p>", html_table(headers, rows)]
     return body
 
 
-def _case_columns(frame: pd.DataFrame) -> list[str]:
-    return ["op", "dtype", "profile"] + (["policy"] if frame["policy"].nunique() > 1 else [])
-
-
-def _counted(cases: pd.DataFrame) -> str:
-    targets = ", ".join(dict.fromkeys(cases["profile"]))
-    return f"{len(cases)} case{'' if len(cases) == 1 else 's'} on {targets}"
-
-
 def _figure_rows(cases: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
-    columns = _case_columns(cases)
+    columns = case_columns(cases)
     rows = [[str(row[c]) for c in columns] + [row["outcome"], row["numerics"], row.get("vgf_numerics") or NO_FIGURE]
             + [_figure(row.get(c)) for c in FIGURES]
             for _, row in cases.iterrows()]
@@ -86,7 +77,7 @@ def _figure(value) -> str:
 
 def _failed(cases: pd.DataFrame) -> list[tuple[str, tuple[list[str], list[list[str]]]]]:
     """(title, table) of the cases model-converter refused and of those whose VGF run failed, where there are."""
-    columns = _case_columns(cases)
+    columns = case_columns(cases)
     found = []
     for title, chosen in (("model-converter refused", cases["outcome"] == Outcome.VGF_ERROR.value),
                           ("the VGF run failed", cases["numerics"] == Numerics.VGF_ERROR.value)):
