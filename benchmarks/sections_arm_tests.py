@@ -81,7 +81,7 @@ def _workbench(ids: list[str], cache: Path, scratch: Path) -> tuple[float, dict]
 
 
 def arm_tests_section(table: Table, config: Settings, scratch: Path) -> None:
-    from workbench.batch.arm_tests import tests_folder
+    from workbench.batch.arm_tests.suite import tests_folder
 
     files = SMOKE_FILES if config.smoke else QUICK_FILES if config.quick else FILES
     cases = workbench.from_arm_tests(list(files), cap=1)

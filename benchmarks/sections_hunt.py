@@ -12,7 +12,7 @@ from collections import Counter
 from pathlib import Path
 
 import workbench
-from workbench.batch.hunt_findings import masked
+from workbench.batch.hunt.findings import masked
 
 from bench_common import Row, Settings, Table, seconds, verdict
 
@@ -106,7 +106,7 @@ def release_search_text(config: Settings) -> str:
 
 
 def release_hunts_section(table: Table, config: Settings, scratch: Path) -> None:
-    from workbench.batch.hunt_contract import Severity
+    from workbench.batch.hunt.contract import Severity
 
     size, drawn = search_size(config, RELEASE_BUDGETS), set()
     for profile in RELEASE_PROFILES:

@@ -33,7 +33,7 @@ PYTEST_TIMEOUT_S = 1200
 
 # -- 7. culprit search --------------------------------------------------------------------------------------------
 def culprit_search(table: Table, config: Settings) -> None:
-    from workbench.batch.culprits import find_culprits
+    from workbench.batch.authoring.culprits import find_culprits
 
     label = "{} [{}] {}".format(*CULPRIT_CASE)
     say(f"  7. culprit search: {label}")
@@ -240,7 +240,7 @@ def pytest_of(test_ids: list[str], folder: Path, scratch: Path) -> dict:
 def arm_test_rows(table: Table, config: Settings, scratch: Path) -> None:
     """executorch's Arm test cases through the workbench (collect + run, 1 worker) against executorch's pytest
     of the same test ids, both once, in the same run."""
-    from workbench.batch.arm_tests import tests_folder
+    from workbench.batch.arm_tests.suite import tests_folder
 
     chosen = SMOKE_ARM_TEST_FILES if config.smoke else QUICK_ARM_TEST_FILES if config.quick else ARM_TEST_FILES
     files = ", ".join(name + (f" (first {cap} per test)" if cap else "") for name, cap in chosen)

@@ -72,8 +72,8 @@ def main(argv=None) -> int:
         table[list(TABLE_COLUMNS)].to_csv(TABLE, index=False)
         return report(table, pd.read_csv(UNREAD, keep_default_na=False), None)
 
-    from workbench.batch.arm_test_coverage import unread_table
-    from workbench.batch.arm_tests import from_arm_tests, run_arm_tests
+    from workbench.batch.arm_tests.coverage import unread_table
+    from workbench.batch.arm_tests.suite import from_arm_tests, run_arm_tests
 
     start = time.perf_counter()
     cases = from_arm_tests(args.files or "all", cap=args.cap)

@@ -79,7 +79,7 @@ def covering_tests(finding, hunted_dtypes, cases_of) -> list[str]:
 
 def _cases_reader():
     """cases_of(operator words) -> the Arm test cases of the files named after them (read once per file)."""
-    from workbench.batch.arm_tests import from_arm_tests, tests_folder
+    from workbench.batch.arm_tests.suite import from_arm_tests, tests_folder
 
     folder = tests_folder(None) / "ops"
     read: dict[str, list] = {}
@@ -98,7 +98,7 @@ def _cases_reader():
 
 
 def rows_of(found, dtypes, cases_of) -> list[dict]:
-    from workbench.batch.hunt_findings import severity
+    from workbench.batch.hunt.findings import severity
 
     rows = []
     for finding in found.findings:
@@ -115,7 +115,7 @@ def rows_of(found, dtypes, cases_of) -> list[dict]:
 
 def worst_first(table):
     """The classes of every hunt in one order: by severity (a wrong result first), then by hunt and programs."""
-    from workbench.batch.hunt_contract import Severity
+    from workbench.batch.hunt.contract import Severity
 
     rank = {severity.name.lower(): severity.value for severity in Severity}
     return table.sort_values("severity", key=lambda column: column.map(rank), kind="stable").reset_index(drop=True)

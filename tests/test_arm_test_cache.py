@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 import workbench
-from workbench.batch.arm_test_cache import ArmTestCache, record_from_dict, record_to_dict
-from workbench.batch.arm_tests import from_arm_tests, run_arm_tests
+from workbench.batch.arm_tests.cache import ArmTestCache, record_from_dict, record_to_dict
+from workbench.batch.arm_tests.suite import from_arm_tests, run_arm_tests
 from workbench.core.rows import RUN_COLUMNS
 
 REPO = Path(workbench.__file__).resolve().parents[1]

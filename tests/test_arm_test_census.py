@@ -1,5 +1,5 @@
 """How executorch's Arm test files are read (stack/arm_tests/census.py, capture.py,
-batch/arm_test_coverage.py): which functions are called, what they get from the capture (pytest's environment, a
+batch/arm_tests/coverage.py): which functions are called, what they get from the capture (pytest's environment, a
 temporary folder, `import conftest`), what they may not leave behind, and that every function of a file is counted,
 read or with its reason."""
 
@@ -7,9 +7,9 @@ import os
 import sys
 from pathlib import Path
 
-from workbench.batch import arm_tests
-from workbench.batch.arm_test_coverage import coverage_summary, unread_rows
-from workbench.batch.arm_tests import from_arm_tests
+from workbench.batch.arm_tests import suite as arm_tests
+from workbench.batch.arm_tests.coverage import coverage_summary, unread_rows
+from workbench.batch.arm_tests.suite import from_arm_tests
 from workbench.stack.arm_tests.census import NO_PIPELINE, UNREAD_PIPELINES, census_file
 from workbench.stack.arm_tests.record import QDQ_OPS
 

@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from workbench import WorkbenchError
-from workbench.batch.arm_test_compare import ArmTestComparison, check_selection, compare_arm_tests
+from workbench.batch.arm_tests.compare import ArmTestComparison, check_selection, compare_arm_tests
 
 CUMSUM = "test/ops/test_cumsum.py"
 CUMSUM_FP_PARAMETRIZE = '@common.parametrize("test_data", CumsumModule.test_parameters)\ndef test_cumsum_tosa_FP('
@@ -133,7 +133,7 @@ def test_a_side_that_is_no_arm_backend_is_refused_before_anything_runs(tmp_path)
 
 
 def test_a_backend_that_does_not_import_stops_the_comparison_naming_the_side(checkouts, tmp_path, clean_env):
-    from workbench.batch.backends import BackendImportError
+    from workbench.batch.comparisons.backends import BackendImportError
 
     root = checkouts.make_checkout(tmp_path / "executorch")
     checkouts.edit(root, checkouts.SUPPORT_CHECKS, "import ", "def broken(:\n    pass\nimport ")

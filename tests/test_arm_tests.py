@@ -8,8 +8,8 @@ import pytest
 
 import workbench
 from workbench import WorkbenchError
-from workbench.batch import arm_tests
-from workbench.batch.arm_tests import agreement_text, from_arm_tests, run_arm_tests, select_files
+from workbench.batch.arm_tests import suite as arm_tests
+from workbench.batch.arm_tests.suite import agreement_text, from_arm_tests, run_arm_tests, select_files
 
 
 # At least 20 of executorch's Arm operator test files, the comparisons among them, and misc/test_int64.py.
@@ -222,7 +222,7 @@ def _result(outcome, numerics, delegates=1, cpu=(), outputs=(), error=None, vgf_
 
 def test_every_disagreement_says_why():
     from workbench import Numerics, Outcome
-    from workbench.batch.arm_test_verdicts import agrees
+    from workbench.batch.arm_tests.verdicts import agrees
     from workbench.core.records import OutputComparison
     from workbench.stack.arm_tests.record import ArmTestCase
 
@@ -255,7 +255,7 @@ def test_a_vgf_test_is_judged_on_the_outputs_of_its_vulkan_run():
     """VgfPipeline compares the Vulkan runtime's outputs (run_on_vulkan_runtime), so a VGF case's verdict is the
     VGF run's (stages/vgf_run.py), not the reference model's, which the result's numerics also weigh."""
     from workbench import Numerics, Outcome
-    from workbench.batch.arm_test_verdicts import agrees
+    from workbench.batch.arm_tests.verdicts import agrees
     from workbench.core.records import OutputComparison
     from workbench.stack.arm_tests.record import ArmTestCase
 

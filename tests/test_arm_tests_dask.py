@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from workbench import WorkbenchError
-from workbench.batch.arm_tests import run_arm_tests
+from workbench.batch.arm_tests.suite import run_arm_tests
 
 FILES = ["ops/test_cumsum.py", "misc/test_int64.py"]
 COMPARED = ["test_id", "outcome", "numerics", "agrees"]

@@ -8,8 +8,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from workbench.batch import arm_tests
-from workbench.batch.arm_tests import from_arm_tests, run_arm_tests, select_files
+from workbench.batch.arm_tests import suite as arm_tests
+from workbench.batch.arm_tests.suite import from_arm_tests, run_arm_tests, select_files
 from workbench.stack import versions
 from workbench.stack.arm_tests.census import census_file
 

@@ -235,7 +235,7 @@ def test_a_generated_programs_case_is_keyed_on_its_source_and_a_plain_models_not
 def test_an_arm_test_cases_key_covers_every_file_of_its_test_tree(tmp_path):
     """A case of executorch's Arm tests is keyed on every .py file of the test tree it was read from (the test file,
     the helpers it imports, tester/, common.py, conftest.py), on its recorded fields and on the environment."""
-    from workbench.batch.arm_tests import tests_folder
+    from workbench.batch.arm_tests.suite import tests_folder
 
     tree = tmp_path / "test"
     shutil.copytree(tests_folder(), tree, ignore=shutil.ignore_patterns("__pycache__"))
@@ -261,7 +261,7 @@ def test_an_arm_test_cases_key_covers_every_file_of_its_test_tree(tmp_path):
 
 def test_an_arm_test_cases_own_quantizer_calls_are_in_its_key():
     """The calls a test makes on its quantizer are made again on the workbench's (ArmTestCase.quantizer_calls),
-    so they change its result: the record the key is taken from (its repr, batch/arm_test_cache.py) says them,
+    so they change its result: the record the key is taken from (its repr, batch/arm_tests/cache.py) says them,
     in order."""
     import torch
 

@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 import workbench
-from workbench.batch import backends
-from workbench.batch.diffs import diff
+from workbench.batch.comparisons import backends
+from workbench.batch.comparisons.diffs import diff
 from workbench.stack import arm_backend
 
 MATRIX = workbench.Matrix(["add", "mul", "sub"], ["int32"], ["TOSA-1.0+INT", "TOSA-1.0+FP"])

@@ -27,7 +27,7 @@ def test_the_generators_modes_for_operators_the_arm_backend_emits():
 
 def test_executorchs_bmm_test_with_cancelling_terms_matches_under_the_matmul_bound_as_executorch_says():
     """The outside truth: executorch's own test passes; the dtype tolerance alone would call it a mismatch."""
-    from workbench.batch.arm_tests import from_arm_tests, run_arm_tests
+    from workbench.batch.arm_tests.suite import from_arm_tests, run_arm_tests
 
     table = run_arm_tests(from_arm_tests("ops/test_bmm.py").only([BMM_SINGLE_INPUT]), workers=None, progress=False)
     (row,) = table.to_dict("records")

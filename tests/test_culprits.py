@@ -5,7 +5,7 @@ import json
 import pytest
 
 import workbench
-from workbench.batch.culprits import KEPT_ON_CPU, find_culprits
+from workbench.batch.authoring.culprits import KEPT_ON_CPU, find_culprits
 from workbench.cli import main
 
 

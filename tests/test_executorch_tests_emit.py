@@ -19,7 +19,7 @@ _ON_BRANCH = ("import sys, workbench; workbench.use_arm_backend(sys.argv[1]); im
 
 def _finding(program_of, profile: str, *, trace: bool = False):
     """A finding of one program, as the hunt makes it (a mismatch traced, for its first divergence)."""
-    from workbench.batch.hunt_findings import Finding, class_of, variants_of
+    from workbench.batch.hunt.findings import Finding, class_of, variants_of
     from workbench.pipeline.case import Case
     from workbench.pipeline.run import run
 
@@ -58,7 +58,7 @@ def bool_eq_finding():
 
 
 def _written(findings, folder) -> list:
-    from workbench.batch.hunt_findings import HuntResult, HuntStats
+    from workbench.batch.hunt.findings import HuntResult, HuntStats
     from workbench.views.executorch_tests import write_tests
 
     return write_tests(HuntResult(list(findings), HuntStats()), folder)
@@ -117,7 +117,7 @@ def test_the_permute_findings_file_passes_on_the_branch_that_fixes_it(permute_fi
 
 def test_the_issue_text_names_where_it_raised_the_variants_and_the_repro_with_the_rerun_last(bool_eq_finding,
                                                                                             permute_finding):
-    from workbench.batch.hunt_findings import HuntResult, HuntStats
+    from workbench.batch.hunt.findings import HuntResult, HuntStats
     from workbench.views.hunt_report import hunt_report
 
     found = HuntResult([permute_finding, bool_eq_finding], HuntStats(), "two findings")

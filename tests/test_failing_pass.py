@@ -12,7 +12,7 @@ import pytest
 from matplotlib.colors import to_hex
 
 import workbench
-from workbench.batch.diffs import diff
+from workbench.batch.comparisons.diffs import diff
 from workbench.batch.results_io import load_results, save_results
 from workbench.core.failures import error_info
 from workbench.core.records import ErrorInfo, result_from_dict

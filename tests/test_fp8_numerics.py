@@ -14,7 +14,7 @@ FP8_TESTS = {
 
 @pytest.mark.parametrize("test_file", list(FP8_TESTS))
 def test_executorchs_fp8_convolution_and_pooling_tests_are_compared_and_agree(test_file):
-    from workbench.batch.arm_tests import from_arm_tests, run_arm_tests
+    from workbench.batch.arm_tests.suite import from_arm_tests, run_arm_tests
 
     table = run_arm_tests(from_arm_tests(test_file).only([FP8_TESTS[test_file]]), workers=None, progress=False)
     (row,) = table.to_dict("records")

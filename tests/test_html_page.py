@@ -152,7 +152,7 @@ def test_case_pages_need_an_html_report_of_a_diff(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_a_report_links_the_page_of_each_changed_case(tmp_path, monkeypatch):
-    from workbench.batch.changed_cases import changed_cases
+    from workbench.batch.comparisons.changed_cases import changed_cases
     from workbench.views.report import write_report
 
     monkeypatch.setenv("WORKBENCH_CACHE_DIR", str(tmp_path / "cache"))

@@ -9,9 +9,9 @@ import pytest
 
 import workbench
 from workbench import policies
-from workbench.batch.hunt_runner import Runner
-from workbench.batch.hunt_findings import Finding, class_of, compute_nodes, verdict
-from workbench.batch.hunt_shrink import shrink
+from workbench.batch.hunt.baseline import Runner
+from workbench.batch.hunt.findings import Finding, class_of, compute_nodes, verdict
+from workbench.batch.hunt.shrink import shrink
 from workbench.catalogue.program import Leaf, Program, Step
 from workbench.catalogue.program_draws import checked, draw_program
 from workbench.cli import main

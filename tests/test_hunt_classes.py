@@ -9,10 +9,10 @@ import pytest
 
 import workbench
 from workbench import policies
-from workbench.batch.hunt_examples import Examples
-from workbench.batch.hunt_findings import (DTYPE_REFUSAL, ClassKey, Finding, Severity, Variants, class_among, class_of,
+from workbench.batch.hunt.examples import Examples
+from workbench.batch.hunt.findings import (DTYPE_REFUSAL, ClassKey, Finding, Severity, Variants, class_among, class_of,
                                           ordered, same_class, variants_of, verdict)
-from workbench.batch.hunt_space import HuntSpace
+from workbench.batch.hunt.space import HuntSpace
 from workbench.catalogue.program import Leaf, Program, Step
 from workbench.views.executorch_tests import executorch_test_source
 
@@ -144,7 +144,7 @@ def test_a_budget_bounds_the_whole_hunt_shrinking_included(tmp_path):
 
 
 def test_a_wrong_results_share_of_the_shrinking_time_is_larger_than_a_lowering_errors():
-    from workbench.batch.hunt import WRONG_RESULT_SHARE, _Clock
+    from workbench.batch.hunt.search import WRONG_RESULT_SHARE, _Clock
 
     clock = _Clock(time.perf_counter(), 100.0, workers=2, baseline=False)
     weights = [WRONG_RESULT_SHARE, 1.0, 1.0]  # one wrong result, then two lowering errors, as _findings orders them

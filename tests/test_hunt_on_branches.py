@@ -9,7 +9,7 @@ import sys
 import pytest
 
 import workbench
-from workbench.batch.hunt_findings import ILLEGAL_GRAPH, Finding, class_of, verdict
+from workbench.batch.hunt.findings import ILLEGAL_GRAPH, Finding, class_of, verdict
 from workbench.catalogue.program import Leaf, Program, Step
 from workbench.core.records import result_from_dict
 from workbench.stack import arm_backend

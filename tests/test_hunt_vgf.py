@@ -9,10 +9,10 @@ import dataclasses
 import pytest
 
 import workbench
-from workbench.batch.hunt_contract import (DISAGREEMENT, IMPRECISE, VGF_RUN_ERROR, Severity, diverged, severity,
+from workbench.batch.hunt.contract import (DISAGREEMENT, IMPRECISE, VGF_RUN_ERROR, Severity, diverged, severity,
                                            verdict)
-from workbench.batch.hunt_findings import Finding, class_of, variants_of
-from workbench.batch.hunt_space import HuntSpace
+from workbench.batch.hunt.findings import Finding, class_of, variants_of
+from workbench.batch.hunt.space import HuntSpace
 from workbench.catalogue.program import Leaf, Program, Step
 from workbench.core.outcomes import Numerics, Outcome
 from workbench.core.records import ErrorInfo

@@ -65,8 +65,8 @@ def test_views_only_present_no_module_of_them_reaches_one_that_runs_a_case_or_a_
     assert running_imports(ROOT) == {}
     copy = tmp_path / "workbench"
     shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    diffs = copy / "batch" / "diffs.py"  # views/report.py imports it: a rerun added there reaches views too
-    diffs.write_text(diffs.read_text() + "\n\ndef _rerun(matrix):\n    from .sweeps import sweep_results\n\n"
+    diffs = copy / "batch" / "comparisons" / "diffs.py"  # views/report.py imports it: a rerun added there reaches views too
+    diffs.write_text(diffs.read_text() + "\n\ndef _rerun(matrix):\n    from ..sweeps import sweep_results\n\n"
                      "    return sweep_results(matrix)\n")
     reached = running_imports(copy)
     assert reached["workbench.views.report"] == ["workbench.batch.sweeps", "workbench.pipeline.isolation",

@@ -9,7 +9,7 @@ import pytest
 
 import workbench
 from workbench import Outcome, policies, spec
-from workbench.batch.suggest import suggest_allowlist
+from workbench.batch.authoring.suggest import suggest_allowlist
 from workbench.batch.results_io import RESULT_COLUMNS
 
 EXT = "TOSA-1.1+INT+int64"

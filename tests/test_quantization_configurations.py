@@ -167,7 +167,7 @@ def test_bmm_under_u55_is_delegated_as_int8_and_not_as_a16w8_as_executorchs_test
 
 
 def test_executorchs_tests_are_reproduced_in_their_own_configuration():
-    from workbench.batch.arm_tests import from_arm_tests
+    from workbench.batch.arm_tests.suite import from_arm_tests
 
     by_test = {}
     for case in from_arm_tests(["ops/test_add.py"]):

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from matplotlib.colors import to_rgb
 
-from workbench.batch.diffs import diff
+from workbench.batch.comparisons.diffs import diff
 from workbench.core.errors import ResultsFileError, WorkbenchError
 from workbench.core.outcomes import Outcome
 from workbench.views.plots import ABSENT_COLOUR, OUTCOME_CODES, OUTCOME_COLOURS, diff_heatmap, outcome_heatmap

@@ -50,7 +50,7 @@ def test_the_vocabulary_knows_unpredictable_everywhere_it_is_enumerated():
 def test_a_diff_names_a_transition_to_unpredictable():
     import pandas as pd
 
-    from workbench.batch.diffs import diff
+    from workbench.batch.comparisons.diffs import diff
     from workbench.core.rows import RESULT_COLUMNS
 
     def row(numerics, legal):

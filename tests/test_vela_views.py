@@ -11,7 +11,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import LogNorm, to_rgb
 
 import workbench
-from workbench.batch.diffs import diff
+from workbench.batch.comparisons.diffs import diff
 from workbench.batch.results_io import load_results, save_results
 from workbench.core.errors import WorkbenchError
 from workbench.views.plots import NO_VALUE_COLOUR, VALUE_COLOURMAP, text_colour, value_heatmap

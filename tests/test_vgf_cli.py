@@ -83,7 +83,7 @@ def test_without_the_tools_a_vgf_case_says_so_in_one_line_and_other_targets_go_o
 
 
 def test_compare_backends_also_import_checks_the_flow_of_each_kind_of_target_it_sweeps():
-    from workbench.batch.backends import CHECKED_MODULES, checked_modules
+    from workbench.batch.comparisons.backends import CHECKED_MODULES, checked_modules
     from workbench.batch.matrix import Matrix
 
     assert checked_modules(Matrix(ops=["add"], profiles=["TOSA-1.0+FP"])) == CHECKED_MODULES

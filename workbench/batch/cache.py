@@ -7,7 +7,7 @@ the Arm backend in use, so changing any of them misses exactly what it should. A
 read is never cached (the sweep says so in its results). A file that cannot be read back is reported with a
 warning and recomputed.
 
-A case of executorch's own Arm tests (batch/arm_test_cache.py) is keyed on its test id, its recorded fields, a
+A case of executorch's own Arm tests (batch/arm_tests/cache.py) is keyed on its test id, its recorded fields, a
 hash of every .py file of the Arm backend's test tree it was read from (`tree_fingerprint`) and the same
 environment; the cases read from one test file are kept too, keyed on the tree, the file and the cap.
 """

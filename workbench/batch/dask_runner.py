@@ -205,7 +205,7 @@ def _joined(parts: list, files: list[str], failures: dict, backend):
 
 
 def _merged_coverage(summaries: list, files: int) -> dict:
-    """One coverage summary (arm_test_coverage.coverage_summary) from the files' summaries: every selected file
+    """One coverage summary (arm_tests/coverage.py: coverage_summary) from the files' summaries: every selected file
     counted, a file without test functions (None) with nothing read."""
     merged = dict(files=files, functions=0, functions_read=0, cases_read=0, unread=[])
     for summary in filter(None, summaries):

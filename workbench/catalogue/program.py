@@ -5,7 +5,7 @@
     print(program.source())           # a torch.nn.Module class and its inputs, nothing of the workbench
     module, inputs = program.build()  # exactly what that source makes
 
-The counterexample hunt (batch/hunt.py) draws programs from the building blocks (program_ops.block: the hand
+The counterexample hunt (batch/hunt/search.py) draws programs from the building blocks (program_ops.block: the hand
 blocks of program_blocks.py, the hand rules of program_rules.py, the schema blocks of program_ops.py; drawn by
 program_draws.py) and shrinks them by editing this value. The source is the program's identity: the module and
 its inputs are made by executing it, so what a reviewer pastes is what ran, and the result cache keys a program

@@ -1,7 +1,7 @@
 """executorch's own Arm tests on the command line: `workbench sweep --arm-tests SELECTION` (the agreement with
-each test's expectation, and what was not read and why: batch/arm_tests.py), and `workbench compare-backends
+each test's expectation, and what was not read and why: batch/arm_tests/suite.py), and `workbench compare-backends
 BEFORE AFTER --arm-tests SELECTION` (run on two Arm backends, each side reading its own test files, and the tests
-whose verdict changed: batch/arm_test_compare.py).
+whose verdict changed: batch/arm_tests/compare.py).
 
 Without --arm-tests, compare-backends sweeps a matrix (the command's own function); with it, the matrix options
 mean nothing, so giving one is an error rather than silently ignored.
@@ -49,7 +49,7 @@ def with_arm_tests(matrix_command):
 def check_arguments(args) -> None:
     """For compare-backends: a WorkbenchError for --arm-tests-cap without --arm-tests, a matrix option with it, a
     cap below 1, or a selection that some side's test folder has no file for (names only: nothing is imported)."""
-    from ..batch.arm_test_compare import check_selection
+    from ..batch.arm_tests.compare import check_selection
 
     if args.arm_tests is None:
         if args.arm_tests_cap is not None:
@@ -69,7 +69,7 @@ def check_arguments(args) -> None:
 
 
 def compare(args) -> None:
-    from ..batch.arm_test_compare import compare_arm_tests
+    from ..batch.arm_tests.compare import compare_arm_tests
     from ..batch.results_io import save_results
 
     # main() has already checked the options and that both sides' test folders match the selection (checks.py)
@@ -82,7 +82,7 @@ def compare(args) -> None:
 
 
 def sweep(args) -> None:
-    from ..batch.arm_tests import agreement_text, run_arm_tests
+    from ..batch.arm_tests.suite import agreement_text, run_arm_tests
     from ..batch.results_io import save_results
 
     # main() has already made --arm-backend this process's Arm backend and checked --out (checks.py); the cache

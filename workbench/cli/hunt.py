@@ -1,4 +1,4 @@
-"""`workbench hunt`: the counterexample hunt (batch/hunt.py) from the command line, its findings as text, JSON or
+"""`workbench hunt`: the counterexample hunt (batch/hunt/search.py) from the command line, its findings as text, JSON or
 a report (.md / .html)."""
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def add_parser(sub, add_policy_option, add_cache_options, add_arm_backend_option
 
 
 def run(args) -> None:
-    from ..batch.hunt import hunt
+    from ..batch.hunt.search import hunt
     from ..batch.matrix import Matrix
     from ..views.hunt_report import hunt_report
 

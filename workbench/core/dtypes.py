@@ -53,7 +53,7 @@ QUANTIZED_RTOL = 1e-3
 
 # executorch's FP pipelines compare a whole delegated graph's float outputs with eager PyTorch within these
 # (backends/arm/test/tester/test_pipeline.py: TosaPipelineFP and VgfPipeline default to atol=1e-3, rtol=1e-3). The
-# hunt's contract uses them for what no TOSA compliance mode judges (batch/hunt_contract.py: IMPRECISE).
+# hunt's contract uses them for what no TOSA compliance mode judges (batch/hunt/contract.py: IMPRECISE).
 FP_PIPELINE_ATOL = 1e-3
 FP_PIPELINE_RTOL = 1e-3
 

@@ -7,7 +7,7 @@
 - `candidates()`: the candidate table (data/ext-int64-candidates.csv), which the `ext-int64-allowlist` policy
   reads; `write_candidates()` stores one. Its `status` says why an operator is or is not a candidate
   (CANDIDATE_STATUSES). The table itself is derived by running the catalogue
-  (`workbench.derive_candidates()`, batch/derive.py).
+  (`workbench.derive_candidates()`, batch/authoring/derive.py).
 """
 
 from __future__ import annotations

@@ -142,7 +142,7 @@ class Explorer(widgets.VBox):
         self.traceback_html = widgets.HTML()
         self.traceback_fold = widgets.Accordion(children=[self.traceback_html], selected_index=None)
         self.traceback_fold.set_title(0, "full traceback")
-        # For a lowering_error: re-lower with nodes kept on CPU until it succeeds (batch/culprits.py).
+        # For a lowering_error: re-lower with nodes kept on CPU until it succeeds (batch/authoring/culprits.py).
         self.culprits_button = widgets.Button(description="Find culprits", icon="search", disabled=True,
                                               tooltip="which accepted nodes must stay on CPU for lowering to succeed")
         self.culprits_button.add_class("wb-find-culprits")
@@ -355,7 +355,7 @@ class Explorer(widgets.VBox):
         return self._search_and_show()
 
     def _search_and_show(self):
-        from ..batch.culprits import find_culprits
+        from ..batch.authoring.culprits import find_culprits
 
         try:
             search = find_culprits(self.result)

@@ -1,5 +1,5 @@
 """The page of each changed case (views/html_page.py), written beside an HTML sweep report, which links them.
-The results come with the cases (batch/changed_cases.py); nothing is run here."""
+The results come with the cases (batch/comparisons/changed_cases.py); nothing is run here."""
 
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ import re
 import textwrap
 from pathlib import Path
 
-from ..batch.hunt_contract import ILLEGAL_GRAPH, IMPRECISE
+from ..batch.hunt.contract import ILLEGAL_GRAPH, IMPRECISE
 from ..catalogue.program import CLASS_NAME
 from ..core.dtypes import FP_PIPELINE_ATOL, FP_PIPELINE_RTOL
 from ..core.errors import WorkbenchError

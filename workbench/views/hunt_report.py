@@ -8,7 +8,7 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 
-from ..batch.hunt_contract import VGF_RUN_ERROR, Severity, diverged
+from ..batch.hunt.contract import VGF_RUN_ERROR, Severity, diverged
 from ..core.errors import WorkbenchError
 from ..core.outcomes import Outcome
 from ..core.records import ArmBackend

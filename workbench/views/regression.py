@@ -44,7 +44,7 @@ def _policy_expression(result) -> str:
 
 def to_pytest(result) -> str:
     """Python source of a pytest file that reruns this case and asserts its outcome, numerics and node placement;
-    for a hunt's finding (batch/hunt_findings.Finding), one that asserts the partitioner's contract instead.
+    for a hunt's finding (batch/hunt/findings.py: Finding), one that asserts the partitioner's contract instead.
 
     A catalogue case is rebuilt by name; a model (a `run_model` result made in this process) travels in the file
     itself: its exported program (`torch.export.save`) and example inputs (`torch.save`), base64, rerun with
@@ -52,7 +52,7 @@ def to_pytest(result) -> str:
     again may name its nodes otherwise. A policy that is not registered by name is written out from the result's
     case (its operators and accept rules).
     """
-    from ..batch.hunt_findings import Finding
+    from ..batch.hunt.findings import Finding
 
     if isinstance(result, Finding):
         return _finding_test(result)

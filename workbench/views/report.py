@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..batch.diffs import DiffResult
-from ..batch.diffs import diff as diff_results
+from ..batch.comparisons.diffs import DiffResult
+from ..batch.comparisons.diffs import diff as diff_results
 from ..batch.results_io import load_results
 from ..core.errors import WorkbenchError
 from ..core.outcomes import FAILED_NUMERICS, FAILED_OUTCOMES, Numerics
@@ -62,7 +62,7 @@ def write_report(results, path, format: str | None = None, diff=None, *, title: 
     """Write `report(...)` to `path`; the format follows the extension (.md, .html) unless given.
 
     case_pages (an HTML report of a diff): the changed cases with their results
-    (`workbench.batch.changed_cases.changed_cases(results, diff)`); each one's page (views/case_pages.py) is
+    (`workbench.batch.comparisons.changed_cases.changed_cases(results, diff)`); each one's page (views/case_pages.py) is
     written into the folder `<report name>-cases` beside the report, which links it.
     """
     path = Path(path)

@@ -7,7 +7,7 @@ import html
 
 import pandas as pd
 
-from ..batch.diffs import VELA_FIGURES, DiffResult, vela_figure
+from ..batch.comparisons.diffs import VELA_FIGURES, DiffResult, vela_figure
 from ..core.outcomes import Outcome
 from ..core.text import shortened
 from ..stack import ethos_u

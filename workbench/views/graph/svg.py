@@ -62,8 +62,9 @@ def legend_html(graph: PartitionGraph | None = None) -> str:
              ("white", f"2px solid {MATCH_COLOUR}", "search match")]
     if graph is not None and graph.vela_cpu():
         items.append((KIND_COLOURS["tosa"], f"3px solid {VELA_CPU_EDGE}", VELA_CPU_LABEL))
-    edges = (f"<span style='color:{INT64_COLOUR};margin-left:10px'><b>int64</b></span> / "
-             "<span style='color:#1a237e'>dtype</span>: an edge crossing a delegate or island boundary")
+    edges = (f"<span style='white-space:nowrap;margin-left:10px'><span style='color:{INT64_COLOUR}'><b>int64</b>"
+             "</span> / <span style='color:#1a237e'>dtype</span>: an edge crossing a delegate or island boundary"
+             "</span>")
     return "<small>" + "".join(swatch.format(*item) for item in items) + edges + "</small>"
 
 

@@ -1,15 +1,15 @@
 """executorch's own Arm tests on two Arm backends, and the tests whose verdict changed (`compare_arm_tests`).
 
-    result = workbench.batch.arm_test_compare.compare_arm_tests("installed", "~/executorch", "ops/test_add.py")
+    result = workbench.batch.arm_tests.compare.compare_arm_tests("installed", "~/executorch", "ops/test_add.py")
     print(result.to_text())       # one summary line, then each changed test, each test one side only has
     result.changed                # test ids on both sides whose outcome, numerics or agreement changed
 
 A reviewer of an Arm-backend change runs the same selection of executorch's Arm test files on the backend before
 the change and after it. Each side reads its own test files - a branch's tests are the branch's, with its new
-tests and its edited expectations - and runs them through the workbench (batch/arm_tests.py; a backend other
+tests and its edited expectations - and runs them through the workbench (batch/arm_tests/suite.py; a backend other
 than this process's is read and run in a new process). Before any test runs, the selection must match test
 files on both sides, and both backends must import against the installed executorch core (the import check of
-batch/backends.py); otherwise one error names the side.
+batch/comparisons/backends.py); otherwise one error names the side.
 
 Tests are matched by test id (file::function[parametrization]). With `cap`, each side runs the first `cap`
 parametrizations of each function, so a parametrization added in front shows as one test only after and another
@@ -22,15 +22,15 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..core.errors import WorkbenchError
-from ..core.records import INSTALLED, ArmBackend
-from ..stack.arm_backend import ArmBackendError, resolve_folder
-from .arm_tests import run_arm_tests, select_files, selection_items, tests_folder
+from ...core.errors import WorkbenchError
+from ...core.records import INSTALLED, ArmBackend
+from ...stack.arm_backend import ArmBackendError, resolve_folder
+from .suite import run_arm_tests, select_files, selection_items, tests_folder
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from .backends import ImportCheck
+    from ..comparisons.backends import ImportCheck
 
 SIDES = ("before", "after")
 # What decides whether a test's verdict changed between the sides; each is shown before -> after.
@@ -121,7 +121,7 @@ def compare_arm_tests(before, after, selection, *, cap: int | None = None, worke
     backend and test files). A selection matching no file on a side, or a backend that does not import
     (BackendImportError), stops the comparison before any test runs.
     """
-    from .backends import BackendImportError, check_imports
+    from ..comparisons.backends import BackendImportError, check_imports
 
     if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
         raise WorkbenchError(f"cap must be a whole number of parametrizations of at least 1 (or None: all), "

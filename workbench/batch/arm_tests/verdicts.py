@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ..core.outcomes import FAILED_OUTCOMES, Numerics
-from ..core.quantization import DEFAULT
-from ..stack.arm_tests.record import VGF_PIPELINE
+from ...core.outcomes import FAILED_OUTCOMES, Numerics
+from ...core.quantization import DEFAULT
+from ...stack.arm_tests.record import VGF_PIPELINE
 
 # What executorch's pipelines check that a workbench result cannot show (an xfail may rest on one of them).
 NOT_CHECKED = ("to_executorch serialization", "the INT pipeline's comparison with the float model (frobenius and "

@@ -27,9 +27,9 @@ from __future__ import annotations
 
 from enum import IntEnum
 
-from ..core import dtypes as _dtypes
-from ..core.outcomes import Numerics, Outcome
-from ..core.records import CaseResult
+from ...core import dtypes as _dtypes
+from ...core.outcomes import Numerics, Outcome
+from ...core.records import CaseResult
 
 BROKEN_OUTCOMES = (Outcome.LOWERING_ERROR, Outcome.VELA_ERROR, Outcome.VGF_ERROR, Outcome.CRASHED, Outcome.TIMEOUT)
 BROKEN_NUMERICS = (Numerics.MISMATCH, Numerics.REFERENCE_ERROR, Numerics.UNPREDICTABLE)
@@ -109,7 +109,7 @@ def _by_tolerance_alone(outputs) -> list:
 
 
 def _tolerance_beside_accumulation(result: CaseResult, outputs) -> bool:
-    from ..stack.tosa import conformance
+    from ...stack.tosa import conformance
 
     return bool(_by_tolerance_alone(outputs)) and any(
         conformance.accumulates(op) for delegate in result.delegates for op in delegate.tosa_op_names)

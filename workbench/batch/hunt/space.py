@@ -4,11 +4,11 @@ profile, or another Arm backend (an executorch checkout, a named branch, BASE+PA
 from __future__ import annotations
 
 
-from ..core.errors import WorkbenchError
-from ..pipeline.case import Case
-from ..stack import arm_backend as _arm_backend
-from ..stack import profiles as _profiles
-from .matrix import Matrix
+from ...core.errors import WorkbenchError
+from ...pipeline.case import Case
+from ...stack import arm_backend as _arm_backend
+from ...stack import profiles as _profiles
+from ..matrix import Matrix
 
 
 class HuntSpace:
@@ -24,8 +24,8 @@ class HuntSpace:
                                  "and policies)")
         if not matrix.dtypes:
             raise WorkbenchError("a hunt needs the dtypes of its programs' inputs, e.g. dtypes=['int64']")
-        from ..core import dtypes as _dtypes
-        from .. import policies
+        from ...core import dtypes as _dtypes
+        from ... import policies
 
         for dtype in matrix.dtypes:
             _dtypes.get(dtype)

@@ -16,9 +16,9 @@ import time
 from dataclasses import replace
 from typing import NamedTuple
 
-from ..catalogue.program import FILLS, Leaf, Program
-from ..catalogue.program_draws import checked
-from .hunt_findings import compute_nodes
+from ...catalogue.program import FILLS, Leaf, Program
+from ...catalogue.program_draws import checked
+from .findings import compute_nodes
 
 MAX_ROUNDS = 20
 PER_ROUND = 24  # proposals run per round, smallest first

@@ -1,5 +1,5 @@
 """What the counterexample hunt concludes: classes of findings, worst first, and their record (the contract that
-judges each result: hunt_contract.py).
+judges each result: hunt/contract.py).
 
 A class is one cause: (kind, failing pass, root cause with dtypes, shapes, names and numbers masked, the operator
 the failing node came from without its overload), so two operators failing in one TOSA operator (a CONCAT made from
@@ -13,12 +13,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..core.outcomes import Outcome, is_quantize_dequantize
-from ..core.quantization import call_arguments
-from ..core.records import ArmBackend, CaseResult
-from .hunt_stats import HuntResult, HuntStats  # noqa: F401 (a hunt's record, named here as before)
+from ...core.outcomes import Outcome, is_quantize_dequantize
+from ...core.quantization import call_arguments
+from ...core.records import ArmBackend, CaseResult
+from .stats import HuntResult, HuntStats  # noqa: F401 (a hunt's record, named here as before)
 # the contract is read beside the classes: its names are here too
-from .hunt_contract import (DISAGREEMENT, ILLEGAL_GRAPH, NUMERIC_KINDS, SEVERITY, VGF_RUN_ERROR, Severity,  # noqa: F401
+from .contract import (DISAGREEMENT, ILLEGAL_GRAPH, NUMERIC_KINDS, SEVERITY, VGF_RUN_ERROR, Severity,  # noqa: F401
                             diverged, severity, verdict, worse)
 
 _NUMBER = re.compile(r"\d+")
@@ -239,7 +239,7 @@ class Finding:
     first: object  # the first program found in it, before shrinking
     confirmed: bool  # the fresh rerun broke the contract the same way
     baseline: CaseResult | None = None  # the same program under the baseline, when the hunt had one
-    culprits: object = None  # batch.culprits.CulpritSearch of a lowering error, when searched
+    culprits: object = None  # authoring/culprits.py: CulpritSearch of a lowering error, when searched
     variants: Variants = Variants()
     shrunk: bool = True  # False: the budget ran out before its shrinking finished (`program`: the smallest reached)
 
@@ -289,7 +289,7 @@ class Finding:
     def reproduce(self) -> str:
         """The lines that rerun it: the source saved as a file, then `workbench run` or `run_model` (the command
         line only for a policy it can look up by name)."""
-        from .. import policies
+        from ... import policies
 
         policy = self.result.policy
         quantize = f" --quantization {self.result.quantization}" if self.result.quantization else ""

@@ -2,7 +2,7 @@
 
     cases = workbench.from_arm_tests(["ops/test_cumsum.py", "ops/test_c*.py", "misc/test_int64.py"])
     table = workbench.run_arm_tests(cases)          # result columns + test_id, expected, agrees, disagreement
-    print(agreement_text(table))                  # workbench.batch.arm_tests.agreement_text: the CLI's summary
+    print(agreement_text(table))                  # workbench.batch.arm_tests.suite.agreement_text: the CLI's summary
 
 `from_arm_tests(selection, backend=None, cap=None)` reads the tests that build a TOSA, Ethos-U or VGF pipeline, or
 whose name says they test a TOSA or Ethos-U one (stack/arm_tests/census.py), of the files matched by `selection`
@@ -12,13 +12,13 @@ without editing a file: one `ArmTestCase` per parametrization (at most `cap` per
 with its module, example inputs, profile, quantization and what the test expects (stack/arm_tests/capture.py,
 record.py). A file that does not import is reported in `cases.import_failures` and skipped; the rest goes on.
 Every test function of the files is in `cases.census`, and what was not read is counted with its reason
-(arm_test_coverage.py).
+(arm_tests/coverage.py).
 
 `run_arm_tests(...)` runs the runnable cases through the same pipeline as catalogue cases (`run_model`), each in
 its own forked child (isolated, `timeout` per case), `workers` at a time, with a progress bar. Results are cached
 as a sweep's are (`cache`: True, False or a folder), keyed on the test's recorded fields and every file of the
-test tree it was read from (arm_test_cache.py); a cached row says `cached`. Each row says whether the workbench's
-verdict agrees with the test's expectation and, where not, why (arm_test_verdicts.py).
+test tree it was read from (arm_tests/cache.py); a cached row says `cached`. Each row says whether the workbench's
+verdict agrees with the test's expectation and, where not, why (arm_tests/verdicts.py).
 
 A process keeps the Arm backend it imported first, so a backend other than this process's is read and run in a
 new process (`python -c ... child_main`), whose executorch.backends.arm is the checkout's; its cases then come back
@@ -38,15 +38,15 @@ import traceback
 import warnings
 from pathlib import Path
 
-from ..core.errors import StackError, WorkbenchError
-from ..core.records import INSTALLED
-from ..core.rows import columns_for, result_row
-from ..stack.call_scope import scoped
-from ..stack.arm_tests.record import ArmTestCase
-from .arm_test_cache import NOT_LOADED, ArmTestCache
-from .arm_test_coverage import coverage_summary, coverage_text
-from .arm_test_verdicts import agrees
-from .progress import ProgressBar
+from ...core.errors import StackError, WorkbenchError
+from ...core.records import INSTALLED
+from ...core.rows import columns_for, result_row
+from ...stack.call_scope import scoped
+from ...stack.arm_tests.record import ArmTestCase
+from .cache import NOT_LOADED, ArmTestCache
+from .coverage import coverage_summary, coverage_text
+from .verdicts import agrees
+from ..progress import ProgressBar
 
 ARM_TEST_COLUMNS = ("test_id", "expected", "agrees", "disagreement", "pipeline", "file")
 __all__ = ["ARM_TEST_COLUMNS", "ArmTestCase", "ArmTestCases", "agreement_text", "from_arm_tests", "run_arm_tests"]
@@ -55,7 +55,7 @@ __all__ = ["ARM_TEST_COLUMNS", "ArmTestCase", "ArmTestCases", "agreement_text", 
 class ArmTestCases(list):
     """The cases of a selection of test files, with what could not be read: `import_failures` (file -> error),
     `skipped` and `not_captured` (test id -> reason), every test function of the files (`census`: read or not,
-    see arm_test_coverage.py), and the `selection`, `backend` and `cap` they came from."""
+    see arm_tests/coverage.py), and the `selection`, `backend` and `cap` they came from."""
 
     def __init__(self, cases=(), *, selection=(), backend=None, cap=None, files=(), import_failures=None,
                  census=()):
@@ -87,7 +87,7 @@ class ArmTestCases(list):
 
 def tests_folder(backend=None) -> Path:
     """backends/arm/test of `backend` (a checkout, its backends/arm, "installed"; None: this process's)."""
-    from ..stack.arm_backend import active, installed_folder, resolve_folder
+    from ...stack.arm_backend import active, installed_folder, resolve_folder
 
     if backend is None:
         current = active()
@@ -164,9 +164,9 @@ def from_arm_tests(selection, backend=None, *, cap: int | None = None) -> ArmTes
         found = _in_fresh_process("collect", selection, backend, cap=cap)
         found.backend = str(backend)
         return found
-    from ..stack import loader
-    from ..stack.arm_tests.capture import capture_file
-    from ..stack.arm_tests.census import census_file
+    from ...stack import loader
+    from ...stack.arm_tests.capture import capture_file
+    from ...stack.arm_tests.census import census_file
 
     loader.arm()  # honours WORKBENCH_ARM_BACKEND before the test suite imports the backend
     folder = tests_folder(None)
@@ -220,7 +220,7 @@ def run_arm_tests(source, backend=None, *, cap: int | None = None, workers: int 
     else:
         selection, keep = node_ids(source)
     if scheduler is not None:
-        from .dask_runner import arm_tests_on_dask
+        from ..dask_runner import arm_tests_on_dask
 
         if _other_backend(backend):
             raise WorkbenchError(f"a Dask cluster's workers run their own Arm backend, this process's, not {backend}: "
@@ -277,9 +277,9 @@ def _run(cases: list[ArmTestCase], workers, timeout, progress, keep=None) -> dic
     """test id -> CaseResult for the runnable cases, run by the forked workers of a WorkerPool; `keep(case,
     result, sent)` is told each result as it arrives, with the dict its worker sent (the cache: what finished is
     kept however the run ends)."""
-    from ..pipeline.case import Case
-    from ..pipeline.isolation import WorkerPool
-    from ..pipeline.run import run_group
+    from ...pipeline.case import Case
+    from ...pipeline.isolation import WorkerPool
+    from ...pipeline.run import run_group
 
     runnable = [c for c in cases if c.runnable]
     if not runnable:  # nothing to run (or every result cached): no import of the stack
@@ -360,7 +360,7 @@ def _in_fresh_process(mode: str, selection, backend, **options):
     environment.pop("WORKBENCH_ARM_BACKEND", None)
     with tempfile.TemporaryDirectory(prefix="workbench-arm-tests-") as folder:
         payload["out"] = str(Path(folder) / "out.pickle")
-        command = [sys.executable, "-c", "from workbench.batch.arm_tests import child_main; child_main()",
+        command = [sys.executable, "-c", "from workbench.batch.arm_tests.suite import child_main; child_main()",
                    json.dumps(payload)]
         print(f"reading executorch's Arm tests from the Arm backend {backend} in a new process", file=sys.stderr)
         done = subprocess.run(command, env=environment, stdout=subprocess.DEVNULL)
@@ -379,7 +379,7 @@ def _in_fresh_process(mode: str, selection, backend, **options):
 
 def child_main() -> None:
     """The new process of `_in_fresh_process`: choose the Arm backend first, then collect or run."""
-    from ..stack.arm_backend import use_arm_backend
+    from ...stack.arm_backend import use_arm_backend
 
     payload = json.loads(sys.argv[-1])
     try:

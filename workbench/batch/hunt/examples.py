@@ -11,10 +11,10 @@ import hashlib
 import json
 from dataclasses import asdict
 
-from ..catalogue.program import Program
-from ..stack import arm_backend as _arm_backend
-from .cache import ResultCache
-from .hunt_findings import ClassKey
+from ...catalogue.program import Program
+from ...stack import arm_backend as _arm_backend
+from ..cache import ResultCache
+from .findings import ClassKey
 
 KIND = "hunt_examples"  # the cache folder's subfolder
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import re
 
-from .. import catalogue
-from ..policies.specification import CANDIDATE, CANDIDATE_COLUMNS, candidate_status, int64_tosa_ops
-from .matrix import Matrix
-from .sweeps import sweep_results
+from ... import catalogue
+from ...policies.specification import CANDIDATE, CANDIDATE_COLUMNS, candidate_status, int64_tosa_ops
+from ..matrix import Matrix
+from ..sweeps import sweep_results
 
 # The lowering is observed on int32 data, which lowers on the pinned stack: first without the extension; for an
 # operator whose PyTorch result is int64 even on int32 data (sum, cumsum, argmax), with it.

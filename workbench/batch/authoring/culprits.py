@@ -24,17 +24,17 @@ import dataclasses
 import functools
 from dataclasses import dataclass, field
 
-from .. import policies
-from ..core.errors import WorkbenchError
-from ..core.outcomes import COMPILE_FAILURES, Outcome
-from ..core.records import CaseResult, NodeRecord
-from ..pipeline import sequence
-from ..pipeline.case import Case
-from ..pipeline.run import Exports, lower_and_check
-from ..stack import loader
-from ..stack.call_scope import scoped
-from ..stages import lower
-from ..stages.state import Lowering, Prepared, ignore
+from ... import policies
+from ...core.errors import WorkbenchError
+from ...core.outcomes import COMPILE_FAILURES, Outcome
+from ...core.records import CaseResult, NodeRecord
+from ...pipeline import sequence
+from ...pipeline.case import Case
+from ...pipeline.run import Exports, lower_and_check
+from ...stack import loader
+from ...stack.call_scope import scoped
+from ...stages import lower
+from ...stages.state import Lowering, Prepared, ignore
 
 KEPT_ON_CPU = "kept on CPU by the culprit search"
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..core.errors import WorkbenchError
-from ..core.records import CaseResult
+from ...core.errors import WorkbenchError
+from ...core.records import CaseResult
 from .diffs import DiffResult, diff as diff_results
-from .matrix import Matrix
-from .results_io import load_results
-from .sweeps import sweep_results
+from ..matrix import Matrix
+from ..results_io import load_results
+from ..sweeps import sweep_results
 
 MAX_PAGES = 50
 

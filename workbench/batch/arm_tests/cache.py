@@ -19,10 +19,10 @@ import warnings
 from dataclasses import fields, replace
 from pathlib import Path
 
-from ..core.outcomes import STOPPED_OUTCOMES
-from ..stack.arm_tests.census import TestFunction
-from ..stack.arm_tests.record import ArmTestCase
-from .cache import ResultCache, arm_test_file_key, arm_test_key, environment, tree_fingerprint
+from ...core.outcomes import STOPPED_OUTCOMES
+from ...stack.arm_tests.census import TestFunction
+from ...stack.arm_tests.record import ArmTestCase
+from ..cache import ResultCache, arm_test_file_key, arm_test_key, environment, tree_fingerprint
 
 FILES_KIND = "arm_test_files"  # the cache's folder of the cases read from each test file
 RECORDED = tuple(f.name for f in fields(ArmTestCase) if f.compare)  # the fields its repr shows, module objects not

@@ -6,11 +6,11 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from ..core.errors import WorkbenchError
-from ..core.outcomes import FAILED_NUMERICS
-from ..core.rows import RESULT_COLUMNS
-from ..core.text import case_label
-from .results_io import load_results
+from ...core.errors import WorkbenchError
+from ...core.outcomes import FAILED_NUMERICS
+from ...core.rows import RESULT_COLUMNS
+from ...core.text import case_label
+from ..results_io import load_results
 
 DEFAULT_KEY = ("op", "dtype", "quantization", "profile", "policy", "transform_passes")
 # Key columns that may be what the two sweeps compare: dropped from the key when each side holds one value.

@@ -15,25 +15,25 @@ import subprocess
 import sys
 from dataclasses import replace
 
-from ..catalogue.program import Program
-from ..core.errors import WorkbenchError
-from ..core.outcomes import STOPPED_OUTCOMES
-from ..core.records import result_from_dict
-from ..pipeline.case import Case
-from ..stack.arm_backend import ENV_VAR
-from .cache import CaseKeys, ResultCache
-from .hunt_findings import member_size, worse
+from ...catalogue.program import Program
+from ...core.errors import WorkbenchError
+from ...core.outcomes import STOPPED_OUTCOMES
+from ...core.records import result_from_dict
+from ...pipeline.case import Case
+from ...stack.arm_backend import ENV_VAR
+from ..cache import CaseKeys, ResultCache
+from .findings import member_size, worse
 
 _MARK = "workbench-hunt-results: "
-_CHILD = "from workbench.batch.hunt_runner import serve; serve()"
+_CHILD = "from workbench.batch.hunt.baseline import serve; serve()"
 
 
 class Runner:
     """Cases run through the result cache and, for what it misses, the worker pool."""
 
     def __init__(self, cache, workers: int | None, timeout: float | None, scheduler: str | None = None):
-        from ..pipeline.isolation import WorkerPool
-        from ..pipeline.run import run_case
+        from ...pipeline.isolation import WorkerPool
+        from ...pipeline.run import run_case
 
         self.store = ResultCache(None if cache is True else cache) if cache else None
         self.keys = CaseKeys()
@@ -45,7 +45,7 @@ class Runner:
     def run(self, groups: list[list[Case]], *, fresh: bool = False) -> list[list]:
         """Each group's results in order (a group: one program's cases, which share its export). fresh=True reads
         nothing from the cache."""
-        from ..pipeline.run import run_group
+        from ...pipeline.run import run_group
 
         found, tasks, keys = {}, [], {}
         for g, cases in enumerate(groups):
@@ -64,7 +64,7 @@ class Runner:
                     keys[id(case)] = (g, c)
         self.cases += sum(len(cases) for cases in groups)
         if self.scheduler is not None:
-            from .dask_runner import run_on_dask
+            from ..dask_runner import run_on_dask
 
             arrived = run_on_dask(self.scheduler, dict(enumerate(cases for cases, _ in tasks))) if tasks else ()
         else:
@@ -95,7 +95,7 @@ def run_elsewhere(backend: str, items: list[tuple], *, workers: int | None, cach
 
 def serve() -> None:
     """The child's side of run_elsewhere: items on stdin, results on stdout."""
-    from ..stack.call_scope import scoped
+    from ...stack.call_scope import scoped
 
     data = json.loads(sys.stdin.read())
 

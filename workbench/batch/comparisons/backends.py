@@ -6,7 +6,7 @@ checkout and "installed". First each backend is imported in a child process agai
 core (the partitioner's and the TOSA backend's modules); a backend that does not import stops the comparison
 with an error naming the side and ArmBackendError's one-message explanation, before anything is swept. Then each
 side is swept in a new process - "installed" too, so the calling process keeps whatever backend it has - and the
-two tables are diffed (batch/diffs.py).
+two tables are diffed (batch/comparisons/diffs.py).
 """
 
 from __future__ import annotations
@@ -19,12 +19,12 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from ..core.errors import WorkbenchError
-from ..core.records import INSTALLED, ArmBackend
-from ..stack.arm_backend import ArmBackendError, resolve_folder
+from ...core.errors import WorkbenchError
+from ...core.records import INSTALLED, ArmBackend
+from ...stack.arm_backend import ArmBackendError, resolve_folder
 from .diffs import DiffResult, diff
-from .matrix import Matrix
-from .sweeps import sweep_in_new_process
+from ..matrix import Matrix
+from ..sweeps import sweep_in_new_process
 
 SIDES = ("before", "after")
 # What the import check loads from each backend: the partitioner and the TOSA backend (which pull in the

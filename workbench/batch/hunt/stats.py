@@ -1,4 +1,4 @@
-"""What a counterexample hunt did (`HuntStats`) and what it returns (`HuntResult`: its findings, hunt_findings.py,
+"""What a counterexample hunt did (`HuntStats`) and what it returns (`HuntResult`: its findings, hunt/findings.py,
 worst first, with the stats)."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ class HuntStats:
     classes: int = 0
     unconfirmed: int = 0  # classes whose shrunk representative's fresh rerun did not fail the same way (dropped)
     shrunk: int = 0  # classes whose shrinking finished before their share of the budget ran out
-    replayed: int = 0  # programs of an earlier hunt's classes run before any draw (hunt_examples.py)
+    replayed: int = 0  # programs of an earlier hunt's classes run before any draw (hunt/examples.py)
     fixed: list = field(default_factory=list)  # labels of an earlier hunt's classes that no longer reproduce
     drawn_ops: list = field(default_factory=list)  # the edge operators of the programs that ran
     never_drawn: dict = field(default_factory=dict)  # operator -> why the vocabulary cannot draw it

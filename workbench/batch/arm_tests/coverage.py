@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ..stack.arm_tests.census import case_unread_reason, file_unread_reason
+from ...stack.arm_tests.census import case_unread_reason, file_unread_reason
 
 COVERAGE_COLUMNS = ("file", "functions", "functions_read", "cases_read", "cases_unread", "import_failure")
 UNREAD_COLUMNS = ("test_id", "file", "reason", "detail")

@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ..core.outcomes import Numerics, Outcome
-from ..policies import allowlist, specification
-from .results_io import load_results
+from ...core.outcomes import Numerics, Outcome
+from ...policies import allowlist, specification
+from ..results_io import load_results
 
 SUGGESTION_COLUMNS = ("op", "edge_ops", "suggested", "reason", "cases")
 

@@ -11,8 +11,8 @@ class, shrunk to a reviewable module and confirmed by a fresh rerun, worst first
 Programs come from catalogue/program_draws.py, reproducible from (seed, index); each runs under every profile x
 policy of the matrix as a model case (Case.of_program) on the worker pool, through the result cache (a program is
 keyed by its source), so a rerun with the same seed is fast and, with a budget of programs, the same. Before any
-draw, the classes an earlier hunt of the same backend and space found are replayed (hunt_examples.py). The contract
-is hunt_contract.py's, the classes hunt_findings.py's, shrinking hunt_shrink.py's. With `against` (a policy, or a
+draw, the classes an earlier hunt of the same backend and space found are replayed (hunt/examples.py). The contract
+is hunt/contract.py's, the classes hunt/findings.py's, shrinking hunt/shrink.py's. With `against` (a policy, or a
 profile such as the same profile without an extension) a program is a finding only where that baseline holds the
 contract.
 
@@ -30,20 +30,20 @@ import time
 from collections import Counter
 from dataclasses import replace
 
-from ..catalogue.program_draws import checked, draw_program
-from ..core.errors import WorkbenchError
-from ..core.outcomes import COMPILE_FAILURES
-from ..pipeline.case import Case
-from ..stack.call_scope import scoped
-from .hunt_examples import Examples
-from .hunt_findings import (DISAGREEMENT, NUMERIC_KINDS, ClassKey, Finding, HuntResult, HuntStats, Severity, Variants,
+from ...catalogue.program_draws import checked, draw_program
+from ...core.errors import WorkbenchError
+from ...core.outcomes import COMPILE_FAILURES
+from ...pipeline.case import Case
+from ...stack.call_scope import scoped
+from .examples import Examples
+from .findings import (DISAGREEMENT, NUMERIC_KINDS, ClassKey, Finding, HuntResult, HuntStats, Severity, Variants,
                             class_among, class_of, diverged, member_label, member_size, ordered, same_class, severity,
                             variants_of, verdict, worse)
-from .hunt_runner import Elsewhere, Runner
-from .hunt_space import HuntSpace
-from .hunt_shrink import shrink
-from .matrix import Matrix
-from .progress import ProgressBar
+from .baseline import Elsewhere, Runner
+from .space import HuntSpace
+from .shrink import shrink
+from ..matrix import Matrix
+from ..progress import ProgressBar
 
 # programs drawn per worker before each batch runs: each batch forks its workers and waits for its slowest program,
 # so a batch is large enough for neither to count
@@ -139,7 +139,7 @@ def _hunt(matrix, budget, programs, against, workers, cache, scheduler, progress
     if programs is not None and (not isinstance(programs, int) or programs < 1):
         raise WorkbenchError(f"programs must be a positive integer, got {programs!r}")
     if scheduler is not None:
-        from .dask_runner import check_address, serializable
+        from ..dask_runner import check_address, serializable
 
         check_address(scheduler)
         serializable([policy for _, policy in space.pairs])
@@ -211,7 +211,7 @@ def _classify(classes: dict, stats: HuntStats, start: float, broke: list) -> Non
 
 def _cover(stats: HuntStats, space: HuntSpace, targets: set, blocks: Counter) -> None:
     """The claimed operators the programs that ran reached, and why the others were not."""
-    from ..catalogue.vocabulary import coverage
+    from ...catalogue.vocabulary import coverage
 
     stats.drawn_ops, stats.never_drawn = coverage(targets, blocks, profiles=[p.name for p, _ in space.pairs])
 
@@ -351,7 +351,7 @@ def _with_culprits(finding: Finding) -> Finding:
     """A lowering error's finding with the accepted nodes whose keeping on CPU lets it lower."""
     if finding.result.outcome not in COMPILE_FAILURES or not finding.result.delegated_nodes:
         return finding
-    from .culprits import find_culprits
+    from ..authoring.culprits import find_culprits
 
     try:
         return replace(finding, culprits=find_culprits(finding.result))
