@@ -3,6 +3,10 @@ configuration (core/quantization.py: int8 by default, a16w8, per-tensor weights,
 the quantizer the case carries (a test of executorch's own: set_module_type(Sigmoid, None), ...). The branches of
 `cond` and the bodies of `while_loop` are quantized with the model, as executorch's Arm quantizer does.
 
+Every quantized case takes this one path, a user's model and executorch's own test cases alike (pipeline/case.py:
+Case.of_arm_test makes a Case.model): exported as `quantize` says, its parameters frozen as executorch's ArmTester
+freezes its module, then the quantizer's one call (stack/internals.py: quantize_with_submodules).
+
 Runs only for quantized cases. The eager outputs are taken again from the quantized model, so the comparison
 measures the TOSA lowering, not quantization itself.
 """
@@ -76,7 +80,8 @@ def quantize(module, inputs: tuple, profile: str, quantization: Quantization | N
     quantizer in order, as a test makes them on its pipeline's quantizer.
     For an Ethos-U target (stack/ethos_u/__init__.py) the quantizer is executorch's EthosUQuantizer for it, as its
     EthosU55PipelineINT / EthosU85PipelineINT quantize; for a VGF `profile` (`vgf:TOSA-1.0+INT`) executorch's
-    VgfQuantizer, as VgfPipeline quantizes."""
+    VgfQuantizer, as VgfPipeline quantizes. The quantizer gets the exported module without gradients
+    (without_gradients), as ArmTester hands it over; the caller's `module` is left as it was."""
     torch = loader.torch()
     arm_quantizer = loader.import_arm("executorch.backends.arm.quantizer")
 
@@ -103,7 +108,24 @@ def quantize(module, inputs: tuple, profile: str, quantization: Quantization | N
     # executorch or torchao frame is on the call stack, so executorch's own callers never get it; the Arm
     # quantizer's passes (ExportPass) refuse a call_module. Without it the module is what executorch quantizes.
     graph = torch.export.export(module, inputs).module(check_guards=False)
-    return internals.quantize_with_submodules(quantizer, graph, copied(inputs))
+    return internals.quantize_with_submodules(quantizer, without_gradients(graph), copied(inputs))
+
+
+def without_gradients(graph):
+    """`graph` with each parameter replaced by one that shares its values and takes no gradient (a parameter held
+    under two names stays one), as executorch's ArmTester freezes the module it quantizes (backends/arm/test/
+    tester/arm_tester.py: `self.original_module.requires_grad_(False)`). Calibrating a `cond` whose branches use a
+    parameter that takes one would trace the branches for autograd (torch/_ops.py: maybe_run_autograd), where an
+    observer's check on its values cannot be traced (GuardOnDataDependentSymNode). The exported module holds the
+    caller's own parameters: replacing them, not switching them off, leaves the caller's module as it was."""
+    torch = loader.torch()
+    frozen = {}
+    for name, parameter in list(graph.named_parameters(remove_duplicate=False)):
+        owner, _, leaf = name.rpartition(".")
+        if id(parameter) not in frozen:
+            frozen[id(parameter)] = torch.nn.Parameter(parameter.detach(), requires_grad=False)
+        setattr(graph.get_submodule(owner), leaf, frozen[id(parameter)])
+    return graph
 
 
 STAGE = StageSpec(NAME, ANNOUNCE, run, applies=applies)

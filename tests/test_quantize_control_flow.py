@@ -1,0 +1,78 @@
+"""A user's own quantized module with `torch.cond` quantizes, lowers and matches as executorch's own TosaPipelineINT
+does on it: one quantization path for a user's model and executorch's test cases (stages/quantize.py)."""
+
+import pytest
+
+import workbench
+from workbench import Numerics, Outcome
+
+PROFILE = "TOSA-1.0+INT+cf"
+
+
+def cond_conv1d(torch, sign: int):
+    """Written like executorch's test_cond.py::CondConv1d (a convolution in each branch of a cond), with a seeded
+    input that takes the true branch (sign 1) or the false one (sign -1), as test_cond_conv1d_tosa_INT_branches."""
+
+    class CondConv1d(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.true_conv = torch.nn.Conv1d(2, 4, 3, padding=1)
+            self.false_conv = torch.nn.Conv1d(2, 4, 3, padding=1)
+
+        def forward(self, x):
+            return torch.cond(x.sum() > 0, lambda arg: self.true_conv(arg), lambda arg: self.false_conv(arg), [x])
+
+    torch.manual_seed(0)
+    module = CondConv1d()
+    return module, (sign * torch.rand(1, 2, 8),)
+
+
+def executorch_pipeline_delegates(module, inputs) -> list[bytes]:
+    """executorch's own TosaPipelineINT on the module, as test_cond.py runs it (it asserts the reference model's
+    outputs within one quantization step of the quantized model's); its delegates' TOSA flatbuffers."""
+    from executorch.backends.arm.test.tester.test_pipeline import TosaPipelineINT
+    from executorch.backends.test.harness.stages import StageType
+
+    pipeline = TosaPipelineINT(module, inputs, "torch.ops.higher_order.cond", tosa_extensions=["cf"])
+    pipeline.run()
+    program = pipeline.tester.stages[StageType.TO_EDGE_TRANSFORM_AND_LOWER].artifact.exported_program()
+    return [bytes(getattr(program.graph_module, node.target).processed_bytes) for node in program.graph.nodes
+            if node.op == "get_attr" and node.target.startswith("lowered_module")]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sign", [1, -1], ids=["true_branch", "false_branch"])
+def test_a_users_cond_module_quantizes_lowers_and_matches_as_executorchs_pipeline(torch, sign):
+    module, inputs = cond_conv1d(torch, sign)
+    ours = workbench.run_model(module, inputs, PROFILE, quantization="int8")
+    assert (ours.outcome, ours.numerics, ours.error) == (Outcome.DELEGATED, Numerics.MATCH, None), ours
+    (output,) = ours.outputs
+    assert output.max_steps <= 1, output.steps_text()
+    # the user's module is theirs: its parameters still take gradients after the run
+    assert all(parameter.requires_grad for parameter in module.parameters())
+
+    theirs = executorch_pipeline_delegates(*cond_conv1d(torch, sign))  # its own instance: ArmTester freezes it
+    assert [bytes(delegate.flatbuffer) for delegate in ours.delegates] == theirs  # the same graph, the same numbers
+
+
+@pytest.mark.slow
+def test_a_cond_with_a_convolution_in_one_branch_quantizes_both_branches(torch):
+    """A convolution in one branch, a scale in the other, made as a case as a user makes it: each branch's
+    operators are quantized with the model and delegated with it."""
+
+    class CondConvInOneBranch(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = torch.nn.Conv1d(2, 2, 3, padding=1)
+
+        def forward(self, x):
+            return torch.cond(x.sum() > 0, lambda arg: self.conv(arg), lambda arg: arg * 2.0, [x])
+
+    torch.manual_seed(0)
+    case = workbench.Case.model(CondConvInOneBranch(), (torch.rand(1, 2, 8),), PROFILE, quantization="int8")
+    result = workbench.run(case)
+    assert (result.outcome, result.numerics) == (Outcome.DELEGATED, Numerics.MATCH), result
+    (cond,) = [node for node in result.nodes if node.target == "cond"]
+    assert cond.delegated and "COND_IF" in cond.tosa_ops, cond
+    (delegate,) = result.delegates  # the branch's convolution on int8, in the same delegate as the cond
+    assert "CONV2D" in delegate.tosa_op_names, delegate.tosa_op_names
