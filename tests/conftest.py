@@ -205,3 +205,25 @@ def conv_block_of(torch):
         return ConvBlock(out_channels).eval(), (torch.randn(1, 3, side, side),)
 
     return made
+
+
+@pytest.fixture(scope="module")
+def conv_block(conv_block_of):
+    """conv_block_of(8, 16): the conv block the Ethos-U tests quantize (test_ethos_u.py, test_vela_explorer.py)."""
+    return conv_block_of(8, 16)
+
+
+@pytest.fixture(scope="session")
+def refused(torch):
+    """An int32 permute whose NWHC transpose has 2**14 + 1 channels: executorch's U55 checks look only at the
+    permute's dtype, Vela's limit for it is 2**14 channels (tests/test_vela_reports.py shows the boundary)."""
+
+    class AddAbsPermute(torch.nn.Module):
+        def forward(self, x):
+            return torch.abs(x + x).permute(1, 0, 2)
+
+    import workbench
+
+    torch.manual_seed(0)
+    inputs = (torch.randint(-9, 9, (2, 3, 2**14 + 1), dtype=torch.int32),)
+    return workbench.run_model(AddAbsPermute(), inputs, "ethos-u55-128")

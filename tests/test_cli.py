@@ -137,3 +137,55 @@ def test_review_ends_with_one_line_of_the_cases_per_outcome():
     assert {name: int(n) for n, name in named} == dict(Counter(r["outcome"] for r in results))
     order = [o.value for o in Outcome]
     assert [name for _, name in named] == sorted((name for _, name in named), key=order.index)
+
+
+def test_help_lists_each_command_with_a_line_a_user_needs_and_no_module_names():
+    done = workbench("--help")
+    assert done.returncode == 0
+    for internal in ("run_command", "backends_command", "cache_options", "module_file", "Its modules"):
+        assert internal not in done.stdout, internal
+    listed = done.stdout.split("commands:", 1)[1].splitlines()
+    for command in ("ops", "profiles", "run", "passes", "policies", "sweep", "diff", "report", "doctor", "review",
+                    "culprits", "summary", "backends"):
+        (index,) = [i for i, line in enumerate(listed) if line.startswith(f"    {command} ")]
+        assert len(listed[index].split()) > 3, listed[index]  # a description on the command's own line
+        # one line: the next line is the next command, not this one's description continued
+        assert index + 1 == len(listed) or len(listed[index + 1]) - len(listed[index + 1].lstrip()) <= 4, command
+
+
+@pytest.mark.parametrize("command", [("run",), ("culprits",)])
+def test_profile_and_seed_say_what_they_take(command):
+    import re
+
+    done = workbench(*command, "--help")
+    assert re.search(r"--profile PROFILE\s+a TOSA profile \(TOSA-1\.0\+INT", done.stdout), done.stdout
+    assert re.search(r"--seed SEED\s+the seed of a catalogue operator's random inputs", done.stdout), done.stdout
+
+
+def test_a_float_file_under_an_int_profile_gets_a_note_naming_the_quantization_that_would_run_it(tmp_path):
+    path = tmp_path / "mine.py"
+    path.write_text("import torch\n\nclass Mine(torch.nn.Module):\n    def forward(self, x):\n"
+                    "        return torch.relu(x)\n\ninputs = (torch.randn(2, 4),)\n")
+    done = workbench("run", str(path), "--profile", "TOSA-1.0+INT", "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["outcome"] == "fallback"
+    assert [node["reason"] for node in data["nodes"]] == ["Node was not marked as quantized in the Arm backend."]
+    (note,) = [note for note in data["notes"] if "not quantized" in note]
+    assert "TOSA-1.0+INT is an INT-only profile" in note
+    assert "`--quantization int8` on the command line" in note and '`quantization="int8"` in Python' in note
+    assert "qint8 cases" not in workbench("run", "--help").stdout  # the option is for a file's model too
+
+
+def test_the_note_is_where_every_view_reads_notes_and_only_where_it_applies():
+    import workbench as wb
+    from workbench.core.text import format_result
+    from workbench.views.html_page import result_page
+
+    unquantized = wb.run_case("add", "float32", "TOSA-1.0+INT")
+    (note,) = [note for note in unquantized.notes if "not quantized" in note]
+    assert '`--dtype qint8` on the command line, `run_case("add", "qint8", ...)` in Python' in note
+    assert f"note: {note}" in format_result(unquantized)
+    assert note.replace('"', "&quot;") in result_page(unquantized) or note in result_page(unquantized)
+    for quiet in (wb.run_case("add", "qint8", "TOSA-1.0+INT"), wb.run_case("add", "float32", "TOSA-1.0+FP")):
+        assert not [note for note in quiet.notes if "not quantized" in note], quiet.notes

@@ -15,11 +15,6 @@ from workbench.core.rows import result_row
 from workbench.stack import profiles
 
 
-@pytest.fixture(scope="module")
-def conv_block(conv_block_of):
-    return conv_block_of(8, 16)
-
-
 @pytest.fixture(scope="module", params=["ethos-u55-128", "ethos-u85-256"])
 def npu_result(request, conv_block):
     return workbench.run_model(*conv_block, request.param, quantization="int8")
@@ -129,20 +124,6 @@ def test_masked_fill_under_u55_is_quantized_for_u55_and_stays_on_cpu_as_executor
     assert result.case.quantizer_profile == "TOSA-1.0+INT+u55"
     assert result.outcome is Outcome.FALLBACK and not result.delegates
     assert "aten.where.self" in {node.target for node in result.cpu_nodes}
-
-
-@pytest.fixture(scope="module")
-def refused(torch):
-    """An int32 permute whose NWHC transpose has 2**14 + 1 channels: executorch's U55 checks look only at the
-    permute's dtype, Vela's limit for it is 2**14 channels (tests/test_vela_reports.py shows the boundary)."""
-
-    class AddAbsPermute(torch.nn.Module):
-        def forward(self, x):
-            return torch.abs(x + x).permute(1, 0, 2)
-
-    torch.manual_seed(0)
-    inputs = (torch.randint(-9, 9, (2, 3, 2**14 + 1), dtype=torch.int32),)
-    return workbench.run_model(AddAbsPermute(), inputs, "ethos-u55-128")
 
 
 @pytest.mark.slow

@@ -178,3 +178,32 @@ def test_a_failing_input_is_marked_and_other_outcomes_mark_nothing(cumsum):
     small = draw_partition(cumsum).axes[0]  # the one-node case: culprit drawn, legend and labels readable
     assert _patches(small)["aten_cumsum_default"].get_hatch() == "///"
     assert "raised in RewriteConvPass\nat aten_convolution_default" in [t.get_text() for t in small.texts]
+
+
+def test_a_reference_model_error_names_its_stage_and_the_reference_models_words_not_a_pass(torch):
+    from workbench.core.text import format_result
+
+    # the reference model refuses to load the delegate's graph: no pass ran, nothing is "unknown"
+    refused = run("arange_dynamic_size", "float32", "TOSA-1.0+FP")
+    assert (refused.numerics.value, refused.error.stage) == ("reference_error", "reference")
+    assert refused.error.failing_line() == (
+        "no lowering pass: the reference stage (the TOSA reference model running the lowered graph) said: reference "
+        "model returned an error loading the graph: Invalid TOSA graph")
+    assert refused.error.failing_unknown_reason == ("no lowering pass runs in the reference stage: the TOSA "
+                                                    "reference model running the lowered graph")
+    text = format_result(refused)
+    assert "unknown" not in text.split("failing: ", 1)[1].splitlines()[0], text
+
+    # a run it leaves unpredictable: the TOSA operator and the node it came from are named
+    class SquareRoot(torch.nn.Module):
+        def forward(self, x):
+            return torch.pow(x, 0.5)
+
+    negative = -torch.rand(2, 3, generator=torch.Generator().manual_seed(0)) - 0.5
+    error = workbench.run_model(SquareRoot(), (negative,), "TOSA-1.0+FP").error
+    line = error.failing_line()
+    assert line.startswith("no lowering pass: the reference stage (the TOSA reference model running the lowered "
+                           "graph) at TOSA POW, node aten_pow_tensor_scalar (aten.pow.Tensor_Scalar"), line
+    assert line.endswith("said: " + error.root_cause) and "unknown" not in line
+    assert ErrorInfo.from_dict(json.loads(json.dumps(refused.to_dict()["error"]))).failing_line() == \
+        refused.error.failing_line()

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers.imports_between_tests import imported_test_modules
 from helpers.layers import ALLOWED, RESULT_LAYERS, cycles, edges, layer_of, running_imports, violations
 
 ROOT = Path(__file__).resolve().parent.parent / "workbench"
@@ -140,13 +141,27 @@ def test_no_test_module_imports_another():
     its tests' module-level work twice and tie the two together."""
     tests = Path(__file__).resolve().parent
     modules = {path.stem for path in tests.glob("test_*.py")}
-    found = []
-    for path in sorted(tests.glob("test_*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
-                [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level else []
-            found += [f"{path.name}: {name}" for name in names if name.split(".")[0] in modules]
+    found = [f"{path.name}:{line}: {name}" for path in sorted(tests.glob("test_*.py"))
+             for line, name in imported_test_modules(path.read_text(encoding="utf-8"), modules)]
     assert not found, found
+
+
+@pytest.mark.parametrize("spelling", [
+    "import tests.test_x", "import tests.test_x as x", "from tests.test_x import fixture", "from tests import test_x",
+    "import test_x", "from test_x import fixture", "from .test_x import fixture", "from . import test_x",
+    "import importlib\nimportlib.import_module('tests.test_x')", "__import__('test_x')",
+    "def f():\n    from tests.test_x import fixture\n    return fixture",
+])
+def test_the_import_check_sees_every_spelling_of_an_import_of_a_test_module(spelling):
+    assert [name for _, name in imported_test_modules(spelling, {"test_x"})] == ["test_x"]
+
+
+@pytest.mark.parametrize("spelling", [
+    "import tests.helpers.layers", "from tests.helpers import models", "from helpers.layers import ALLOWED",
+    "from tests import conftest", "import test_xyz", "from . import helpers", "import pytest",
+])
+def test_the_import_check_leaves_helpers_and_other_names_alone(spelling):
+    assert imported_test_modules(spelling, {"test_x"}) == []
 
 
 def test_no_module_global_is_rebound_with_global():

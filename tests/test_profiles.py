@@ -57,6 +57,18 @@ def test_an_extension_of_the_other_version_suggests_that_version(bad, nearest):
         profiles.parse(bad)
 
 
+@pytest.mark.parametrize("bad,nearest", [("TOSA-1.0+IN", "TOSA-1.0+INT"), ("tosa-1.0-int", "TOSA-1.0+INT"),
+                                         ("TOSA-1.1+FP+in64", "TOSA-1.1+FP+int64"), ("INT", "TOSA-1.0+INT"),
+                                         ("ethos-u55-12", "ethos-u55-128"), ("Ethos-U85-250", "ethos-u85-256"),
+                                         ("vgf:TOSA-1.0+F", "vgf:TOSA-1.0+FP")])
+@pytest.mark.parametrize("validate", [profiles.check, profiles.parse], ids=["table", "executorch"])
+def test_a_misspelt_profile_suggests_the_nearest_valid_one_as_operators_and_policies_do(bad, nearest, validate):
+    with pytest.raises(ProfileError) as info:
+        validate(bad)
+    message = str(info.value)
+    assert f"did you mean {nearest}?" in message and "\n" not in message, message
+
+
 # --- the committed table (core/profile_table.py) against executorch's own parser ---------------------------------
 
 # Tokens beside the table's own: near misses of a profile, an extension, the level and the subset marker.

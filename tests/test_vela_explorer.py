@@ -25,8 +25,7 @@ from workbench.views.graph.layout import partition_dot
 from workbench.views.graph.svg import legend_html
 from workbench.views.html_page import result_page
 
-from tests.test_ethos_u import conv_block, refused  # noqa: F401  (fixtures: a quantized conv block; a
-#   graph Vela refuses)
+# the fixtures conv_block (a conv block to quantize) and refused (a graph Vela refuses) are conftest.py's
 
 # every test here reads a real Ethos-U compile
 pytestmark = pytest.mark.slow

@@ -9,7 +9,6 @@ from workbench.cli import main
 from workbench.core.text import format_result, table
 from workbench.views.html_page import result_page
 from workbench.views.tables import reasons_frame, trace_frame, trace_text
-from tests.test_ethos_u import refused  # noqa: F401  (fixture: a graph Vela refuses)
 
 INT = "TOSA-1.0+INT"
 INT64 = "TOSA-1.1+INT+int64"

@@ -1,7 +1,9 @@
 """The `workbench` command: operators, profiles, one case, sweeps, diffs, reports, and the stack's health.
 
-Its modules: `run_command` (`workbench run`), `hunt` (`workbench hunt`), `arm_tests` (`--arm-tests` of sweep and
-compare-backends), `backends_command` (`workbench backends`, `--arm-backend`), `cache_options` (--no-cache, --cache-dir), `checks` (the arguments checked before any work).
+Its modules: `run_command` (`workbench run`), `module_file` (a user's own .py file as a case), `hunt`
+(`workbench hunt`), `arm_tests` (`--arm-tests` of sweep and compare-backends), `backends_command` (`workbench
+backends`, `--arm-backend`), `options` (the options several commands share), `cache_options` (--no-cache,
+--cache-dir), `checks` (the arguments checked before any work). `workbench --help` shows DESCRIPTION, for users.
 """
 
 from __future__ import annotations
@@ -16,46 +18,43 @@ from ..core.errors import WorkbenchError
 from ..stack import call_scope
 from . import checks
 from .cache_options import add_cache_options, cache_of
-from . import arm_tests as arm_tests_command, backends_command, hunt as hunt_command
+from . import arm_tests as arm_tests_command, backends_command, hunt as hunt_command, options, run_command
 from .backends_command import add_arm_backend_option
 
 
-def _sweep_presets() -> list[str]:
-    from ..batch.matrix import PRESETS
+DESCRIPTION = """\
+What ExecuTorch's Arm backend does with an operator or your own nn.Module under a TOSA profile: which nodes it
+delegates and why the others stay on CPU, the root cause of a failed lowering, and the TOSA reference model's
+outputs against eager PyTorch.
 
-    return list(PRESETS)
+  workbench run cumsum --dtype int64 --profile TOSA-1.1+INT+int64
+  workbench run my_model.py --profile TOSA-1.0+FP
+
+`workbench COMMAND --help` gives a command's options; docs/cli.md what they share."""
+
+
+def _command(sub, name: str, summary: str, detail: str = "") -> argparse.ArgumentParser:
+    """A subcommand: `summary` is its line in `workbench --help`, `detail` the rest of its own --help."""
+    return sub.add_parser(name, help=summary, description=f"{summary}: {detail}" if detail else summary)
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="workbench", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = argparse.ArgumentParser(prog="workbench", description=DESCRIPTION,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True, title="commands", metavar="COMMAND")
 
-    ops = sub.add_parser("ops", help="list catalogue operators")
+    ops = _command(sub, "ops", "list the catalogue's operators and their dtypes")
     ops.add_argument("--dtype", help="only operators supporting this dtype")
     ops.add_argument("--json", action="store_true")
-    _add_wide_option(ops)
+    options.add_wide_option(ops)
 
-    prof = sub.add_parser("profiles", help="list preset profiles and the valid profile forms")
+    prof = _command(sub, "profiles", "list preset profiles and every valid profile form")
     prof.add_argument("--json", action="store_true")
 
-    run = sub.add_parser("run", help="run one operator x dtype x profile case")
-    run.add_argument("op", help="a catalogue operator, or a .py file of a module class and its `inputs` (a hunt's "
-                     "finding)")
-    run.add_argument("--dtype", default=None, help="the catalogue operator's dtype (qint8: quantized)")
-    run.add_argument("--profile", required=True, help="a TOSA profile, an Ethos-U target or a VGF target "
-                     "(vgf:TOSA-1.0+FP); `workbench profiles` lists them")
-    _add_policy_option(run, several=False)
-    run.add_argument("--seed", type=int, default=0)
-    run.add_argument("--json", action="store_true", help="print the full result as JSON")
-    run.add_argument("--isolate", action="store_true", help="run in a child process (crash and hang safe)")
-    run.add_argument("--timeout", type=float, default=None, help="seconds before an isolated case is stopped")
-    run.add_argument("--emit-test", metavar="FILE", help="also write a pytest file asserting this outcome")
-    run.add_argument("--html", metavar="PATH", help="also write the result as one self-contained page (.html)")
-    _add_wide_option(run)
-    _add_case_options(run)
-    add_arm_backend_option(run)
+    run_command.add_parser(_command(sub, "run", "run one case, a catalogue operator or your own .py file",
+                                    "partition, lower, run on the TOSA reference model and compare with eager"))
 
-    passes = sub.add_parser("passes", help="list the Arm backend's passes, which --transform-pass takes by name")
+    passes = _command(sub, "passes", "list the Arm backend's passes (for --transform-pass)")
     passes.add_argument("--json", action="store_true")
     add_arm_backend_option(passes)
 
@@ -63,54 +62,56 @@ def _parser() -> argparse.ArgumentParser:
     _add_compare_backends_command(sub)
     _add_culprits_command(sub)
     _add_summary_command(sub)
-    hunt_command.add_parser(sub, _add_policy_option, add_cache_options, add_arm_backend_option)
+    hunt_command.add_parser(sub, options.add_policy_option, add_cache_options, add_arm_backend_option)
     backends_command.add_parser(sub)
     return parser
 
 
 def _add_summary_command(sub) -> None:
-    summary = sub.add_parser("summary", help="a model's delegates, CPU islands and int64 tensors crossing a "
-                             "delegate boundary, per profile and policy (e.g. decoder_block)")
-    summary.add_argument("op")
+    summary = _command(sub, "summary", "a model's delegates, CPU islands and int64 crossings",
+                       "int64 tensors crossing a delegate boundary, per profile and policy (e.g. decoder_block)")
+    summary.add_argument("op", help="a catalogue operator or whole model, e.g. decoder_block")
     summary.add_argument("--dtype", default=None, help="default: the entry's first dtype")
-    summary.add_argument("--profiles", nargs="+", default=None)
-    _add_policy_option(summary, several=True, default="stock and ext-int64-allowlist")
+    summary.add_argument("--profiles", nargs="+", default=None, help=f"{options.PROFILE_HELP} (several)")
+    options.add_policy_option(summary, several=True, default="stock and ext-int64-allowlist")
     summary.add_argument("--json", action="store_true")
-    _add_wide_option(summary)
+    options.add_wide_option(summary)
 
 
 def _add_culprits_command(sub) -> None:
-    culprits = sub.add_parser("culprits", help="for a case ending in lowering_error or vela_error: the smallest set of "
-                              "accepted nodes that must stay on CPU for lowering to succeed, found by re-lowering")
-    culprits.add_argument("op")
-    culprits.add_argument("--dtype", required=True)
-    culprits.add_argument("--profile", required=True)
-    _add_policy_option(culprits, several=False)
-    culprits.add_argument("--seed", type=int, default=0)
+    culprits = _command(sub, "culprits", "which accepted nodes make a lowering fail",
+                        "for a case ending in lowering_error or vela_error, the smallest set of accepted nodes that "
+                        "must stay on CPU for lowering to succeed, found by re-lowering")
+    culprits.add_argument("op", help="a catalogue operator")
+    culprits.add_argument("--dtype", required=True, help="the operator's dtype (qint8: quantized)")
+    options.add_profile_and_seed_options(culprits)
+    options.add_policy_option(culprits, several=False)
     culprits.add_argument("--json", action="store_true", help="print the search as JSON")
-    _add_case_options(culprits)
+    options.add_case_options(culprits)
     add_arm_backend_option(culprits)
 
 
 def _add_batch_commands(sub) -> None:
-    policy = sub.add_parser("policies", help="list partition policies, or print one's operator list")
+    policy = _command(sub, "policies", "list partition policies, or print one's operator list")
     policy.add_argument("--python", metavar="POLICY", help="print POLICY's list as a Python set of exir_ops targets")
 
-    sweep = sub.add_parser("sweep", help="run the operator x dtype x profile x policy matrix (parallel, cached)")
-    _add_matrix_options(sweep)
-    _add_run_options(sweep)
+    sweep = _command(sub, "sweep", "run a matrix of cases, in parallel and cached",
+                     "operators x dtypes x profiles x policies, or executorch's own Arm tests")
+    options.add_matrix_options(sweep)
+    options.add_run_options(sweep)
     sweep.add_argument("--scheduler", default=None, help="Dask scheduler address to run on a cluster")
     sweep.add_argument("--out", default=None, help="results file: .csv or .parquet (optional with --arm-tests)")
     arm_tests_command.add_options(sweep, arm_tests_command.SWEEP_HELP)
     add_arm_backend_option(sweep)
 
-    diff = sub.add_parser("diff", help="the cases whose outcome or numerics changed between two sweep results")
+    diff = _command(sub, "diff", "the cases that changed between two sweep results",
+                    "outcome or numerics, grouped by transition")
     diff.add_argument("before")
     diff.add_argument("after")
     diff.add_argument("--json", action="store_true")
     diff.add_argument("--brief", action="store_true", help="name at most 8 operators per transition")
 
-    report = sub.add_parser("report", help="write a markdown or HTML report of a sweep result")
+    report = _command(sub, "report", "write a markdown or HTML report of a sweep result")
     report.add_argument("results")
     report.add_argument("--format", choices=("md", "html"), default=None,
                         help="default: from --out's extension, else md")
@@ -119,74 +120,33 @@ def _add_batch_commands(sub) -> None:
     report.add_argument("--case-pages", action="store_true", help="with --against and an .html --out: write each "
                         "changed case's page into OUT-cases/ and link it (from the sweep cache, else run again)")
 
-    doctor = sub.add_parser("doctor", help="the installed stack, the Arm backend, every private hook of executorch "
-                            "and torch the workbench uses (ok / missing / changed) and the decomposition cache")
+    doctor = _command(sub, "doctor", "check the installed stack and the Arm backend",
+                      "every private hook of executorch and torch the workbench uses (ok / missing / changed) and "
+                      "the decomposition cache")
     doctor.add_argument("--json", action="store_true")
-    _add_wide_option(doctor)
+    options.add_wide_option(doctor)
     add_arm_backend_option(doctor)
 
-    review = sub.add_parser("review", help="sweep the EXT-INT64 review cases (the preset 'review') and print their "
-                            "table")
-    _add_policy_option(review, several=True)
+    review = _command(sub, "review", "sweep the EXT-INT64 review cases, as a table",
+                      "the preset 'review' under TOSA-1.0+INT and TOSA-1.1+INT+int64")
+    options.add_policy_option(review, several=True)
     review.add_argument("--workers", type=int, default=None, help="worker processes (default: number of cores)")
     add_cache_options(review)
     review.add_argument("--json", action="store_true")
-    _add_wide_option(review)
+    options.add_wide_option(review)
     add_arm_backend_option(review)
 
 
 def _add_compare_backends_command(sub) -> None:
-    compare = sub.add_parser("compare-backends", help="sweep the same matrix on two Arm backends (checkouts, "
-                             "'installed', named branches, BASE+PATCH), each import-checked and swept in its own process, and diff them")
+    compare = _command(sub, "compare-backends", "sweep one matrix on two Arm backends and diff them",
+                       "checkouts, 'installed', named branches or BASE+PATCH, each import-checked and swept in its "
+                       "own process")
     compare.add_argument("before", help="an Arm backend: " + backends_command.BACKEND_FORMS)
     compare.add_argument("after", help="the same, for the side compared against BEFORE")
-    _add_matrix_options(compare)
-    _add_run_options(compare)
+    options.add_matrix_options(compare)
+    options.add_run_options(compare)
     compare.add_argument("--out-dir", default=None, help="write before.csv and after.csv here")
     arm_tests_command.add_options(compare)
-
-
-def _add_policy_option(command, *, several: bool, default: str = "stock") -> None:
-    command.add_argument("--policy", action="append" if several else "store", default=None,
-                         help="a policy name, a .toml/.yaml file, or path.py:VARIABLE"
-                              + (" (repeat for several)" if several else "") + f"; default: {default}")
-
-
-def _add_matrix_options(command) -> None:
-    """The matrix (batch/matrix.py): a preset, or operators x dtypes x profiles x policies, with passes and seed."""
-    command.add_argument("--preset", help="a named matrix: " + ", ".join(_sweep_presets())
-                         + "; the options below replace its parts")
-    command.add_argument("--ops", nargs="+", help="default: the whole catalogue but its whole models")
-    command.add_argument("--dtypes", nargs="+", help="default: every dtype an operator supports")
-    command.add_argument("--profiles", nargs="+", help="default: TOSA-1.0+INT TOSA-1.1+INT+int64")
-    _add_policy_option(command, several=True)
-    _add_case_options(command)
-    command.add_argument("--seed", type=int, default=None, help="the inputs' seed (default 0)")
-
-
-def _add_run_options(command) -> None:
-    command.add_argument("--workers", type=int, default=None, help="worker processes (default: number of cores)")
-    add_cache_options(command)
-    command.add_argument("--timeout", type=float, default=None, help="seconds per case before it is stopped")
-
-
-def _add_case_options(command) -> None:
-    """What a case holds beyond its operator, dtype, profile and policy: lowering passes, quantization, trace."""
-    from ..core import quantization
-
-    command.add_argument("--transform-pass", metavar="NAME", action="append", default=None, dest="transform_passes",
-                         help="an extra lowering pass of the Arm backend, by name (repeat for several; "
-                              "`workbench passes` lists them), e.g. InsertInt32CastsAfterInt64PlaceholdersPass")
-    command.add_argument("--quantization", metavar="NAME", default=None,
-                         help="how qint8 cases are quantized: " + ", ".join(quantization.CHOICES)
-                              + f" (default {quantization.DEFAULT.name}; a16w8's int16 tensors need +int16)")
-    command.add_argument("--trace", action="store_true", help="trace every delegate's tensors against eager (run: "
-                         "print the trace table; sweep: the first_divergence column)")
-
-
-def _add_wide_option(command) -> None:
-    command.add_argument("--wide", action="store_true", help="print tables one line per row, however long (default: "
-                         "fit the terminal's width, $COLUMNS, wrapping cells, nothing cut)")
 
 
 def _cmd_ops(args) -> None:
@@ -215,13 +175,11 @@ def _cmd_profiles(args) -> None:
 
 
 def _cmd_run(args) -> None:
-    from .run_command import run_command
-
-    run_command(args)
+    run_command.run_command(args)
 
 
 def _cmd_culprits(args) -> None:
-    from ..batch.culprits import find_culprits
+    from ..batch.authoring.culprits import find_culprits
     from ..pipeline.run import run_case
 
     result = run_case(args.op, args.dtype, args.profile, policy=args.policy, seed=args.seed,
@@ -247,7 +205,7 @@ def _matrix(args, *, required: bool = True):
     from ..batch.matrix import Matrix
 
     if args.preset is None and args.ops is None and required:
-        raise WorkbenchError(f"say what to sweep: --preset NAME ({', '.join(_sweep_presets())}) or --ops OP ...")
+        raise WorkbenchError(f"say what to sweep: --preset NAME ({', '.join(options.sweep_presets())}) or --ops OP ...")
     given = {"ops": args.ops, "dtypes": args.dtypes, "profiles": args.profiles, "policies": args.policy,
              "transform_passes": args.transform_passes, "seed": args.seed, "quantization": args.quantization,
              "trace": args.trace or None}
@@ -291,7 +249,7 @@ def _cmd_sweep(args) -> None:
 def _cmd_compare_backends(args) -> None:
     from pathlib import Path
 
-    from ..batch.backends import compare_backends
+    from ..batch.comparisons.backends import compare_backends
     from ..batch.results_io import save_results
 
     result = compare_backends(args.before, args.after, _matrix(args), cache=cache_of(args), workers=args.workers,
@@ -303,7 +261,7 @@ def _cmd_compare_backends(args) -> None:
 
 
 def _cmd_diff(args) -> None:
-    from ..batch.diffs import diff
+    from ..batch.comparisons.diffs import diff
 
     result = diff(args.before, args.after)
     if args.json:
@@ -313,8 +271,8 @@ def _cmd_diff(args) -> None:
 
 
 def _cmd_report(args) -> None:
-    from ..batch.changed_cases import changed_cases
-    from ..batch.diffs import diff
+    from ..batch.comparisons.changed_cases import changed_cases
+    from ..batch.comparisons.diffs import diff
     from ..views.report import check_case_pages, format_of, report, write_report
 
     if args.case_pages and not args.out:

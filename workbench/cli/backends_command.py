@@ -17,8 +17,9 @@ def add_arm_backend_option(command) -> None:
 
 
 def add_parser(sub) -> None:
-    backends = sub.add_parser("backends", help="list the named branches (data/branches/), each a patch with its "
-                              "provenance, usable as --arm-backend NAME or NAME+PATCH")
+    summary = "list the named Arm backend branches (for --arm-backend)"
+    backends = sub.add_parser("backends", help=summary, description=f"{summary}: each a patch in data/branches/ "
+                              "with its provenance, usable as --arm-backend NAME or NAME+PATCH")
     backends.add_argument("--json", action="store_true")
     backends.add_argument("--wide", action="store_true", help="one line per row, however long")
 

@@ -1,5 +1,6 @@
-"""`workbench run`: one case run and shown as the command line asked (text, JSON, the trace table, a pytest file,
-an HTML page). The outputs' paths are checked before the case runs, so a bad one costs nothing."""
+"""`workbench run`: its options, and one case run and shown as the command line asked (text, JSON, the trace
+table, a pytest file, an HTML page). The outputs' paths are checked before the case runs, so a bad one costs
+nothing; a user's own .py file is read by module_file."""
 
 from __future__ import annotations
 
@@ -10,6 +11,28 @@ from pathlib import Path
 from ..core.errors import WorkbenchError
 from ..core.quantization import DEFAULT
 from ..core.text import format_result
+from . import module_file, options
+from .backends_command import add_arm_backend_option
+
+QUANTIZED_DTYPE = "qint8"  # the catalogue's quantized dtype, which a file's case takes to mean "quantize it"
+
+
+def add_parser(run) -> None:
+    """`workbench run`'s operand and options, on its parser `run`."""
+    run.add_argument("op", metavar="OP_OR_FILE", help="a catalogue operator (`workbench ops`), or your own module "
+                     f"as a Python file, {module_file.FORMS}")
+    run.add_argument("--dtype", default=None, help="the catalogue operator's dtype (qint8: quantized); a file's "
+                     "inputs carry their own")
+    options.add_profile_and_seed_options(run)
+    options.add_policy_option(run, several=False)
+    run.add_argument("--json", action="store_true", help="print the full result as JSON")
+    run.add_argument("--isolate", action="store_true", help="run in a child process (crash and hang safe)")
+    run.add_argument("--timeout", type=float, default=None, help="seconds before an isolated case is stopped")
+    run.add_argument("--emit-test", metavar="FILE", help="also write a pytest file asserting this outcome")
+    run.add_argument("--html", metavar="PATH", help="also write the result as one self-contained page (.html)")
+    options.add_wide_option(run)
+    options.add_case_options(run)
+    add_arm_backend_option(run)
 
 
 def run_command(args) -> None:
@@ -20,11 +43,11 @@ def run_command(args) -> None:
 
     if args.html:
         check_html_path(args.html)
-    if args.op.endswith(".py"):
+    if module_file.is_module_file(args.op):
         case = _file_case(args)
     elif args.dtype is None:
         raise WorkbenchError(f"--dtype is required for the catalogue operator {args.op!r} (a .py file of a module "
-                             "and its `inputs` needs none)")
+                             "and its example inputs needs none)")
     else:
         case = Case.of(args.op, args.dtype, args.profile, policy=args.policy, seed=args.seed,
                        transform_passes=args.transform_passes, quantization=args.quantization, trace=args.trace)
@@ -45,27 +68,14 @@ def run_command(args) -> None:
 
 
 def _file_case(args):
-    """The case of a Python file that defines a module class (`Program`, else its only nn.Module class) and its
-    example `inputs` (and, where dims are dynamic, `dynamic_shapes`), as a hunt's finding is written."""
-    import torch
-
+    """The model case of a user's Python file (module_file.FORMS)."""
     from ..pipeline.case import Case
 
-    path = Path(args.op)
-    try:
-        source = path.read_text()
-    except OSError as exc:
-        raise WorkbenchError(f"cannot read {path}: {exc.strerror}") from None
-    namespace: dict = {"__name__": path.stem}
-    exec(compile(source, str(path), "exec"), namespace)  # noqa: S102 - the user's own file, as `python FILE` would
-    classes = [v for v in namespace.values() if isinstance(v, type) and issubclass(v, torch.nn.Module)
-               and v.__module__ == path.stem]
-    chosen = namespace.get("Program") if "Program" in namespace else classes[0] if len(classes) == 1 else None
-    if chosen is None or "inputs" not in namespace:
-        raise WorkbenchError(f"{path} must define one torch.nn.Module class (or one named Program) and its example "
-                             f"`inputs` (a tuple of tensors); found classes {[c.__name__ for c in classes]}")
-    quantization = args.quantization or (DEFAULT.name if args.dtype == "qint8" else None)
-    case = Case.model(chosen(), namespace["inputs"], args.profile, policy=args.policy, quantization=quantization,
-                      dynamic_shapes=namespace.get("dynamic_shapes"), transform_passes=args.transform_passes,
-                      trace=args.trace)
-    return case.replace(name=f"model:{path.stem}")
+    if args.dtype not in (None, QUANTIZED_DTYPE):
+        raise WorkbenchError(f"--dtype {args.dtype} applies to catalogue operators: a file's inputs carry their own "
+                             f"dtypes (to quantize it: --quantization {DEFAULT.name})")
+    found = module_file.load(args.op)
+    quantization = args.quantization or (DEFAULT.name if args.dtype == QUANTIZED_DTYPE else None)
+    case = Case.model(found.module, found.inputs, args.profile, policy=args.policy, quantization=quantization,
+                      dynamic_shapes=found.dynamic_shapes, transform_passes=args.transform_passes, trace=args.trace)
+    return case.replace(name=found.name)

@@ -16,7 +16,9 @@ wrapper's pass name is executorch's adapter, not the Arm pass, so the failing pa
   that, torch.fx's "While executing %name : ... = op[target=...]" line in a message.
 
 Everything is read by duck typing on class and module names: nothing here imports torch or executorch, and no
-private name of either is read. When a part cannot be named it is None and `failing_unknown_reason` says why.
+private name of either is read. When a part cannot be named it is None and `failing_unknown_reason` says why; in
+a stage where no lowering pass runs (records.STAGES_WITHOUT_PASSES: the eager run, the reference model's) it says
+what ran there instead.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from __future__ import annotations
 import re
 import traceback
 
-from .records import ErrorInfo, FailingNode
+from .records import STAGES_WITHOUT_PASSES, ErrorInfo, FailingNode
 
 # executorch writes some sets of dtypes into its messages as Python prints them, in an order that changes from one
 # process to the next ("{torch.bool, torch.float32}"); sorted, the same verdict always reads the same.
@@ -72,6 +74,8 @@ def error_info(stage, exc: BaseException) -> ErrorInfo:
         failing_pass, node, unknown = failing_pass_and_node(exc)
     except Exception as problem:  # reading the frames must never hide the failure itself
         failing_pass, node, unknown = None, None, f"the traceback could not be read: {problem!r}"
+    if failing_pass is None and str(stage) in STAGES_WITHOUT_PASSES:
+        unknown = f"no lowering pass runs in the {stage} stage: {STAGES_WITHOUT_PASSES[str(stage)]}"
     return ErrorInfo(
         stage=str(stage),
         type=type(exc).__name__,

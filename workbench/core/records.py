@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import base64
 import math
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .backend_record import INSTALLED, ArmBackend, label_of  # noqa: F401 (part of what a result is made of)
-from .outcomes import Numerics, Outcome, is_quantize_dequantize  # noqa: F401 (read through records too)
+from .outcomes import Numerics, Outcome, Stage, is_quantize_dequantize  # noqa: F401 (read through records too)
 from .spec_check import SpecCheck
 from .text import case_label, steps_text
 from .trace_row import TraceRow
@@ -45,6 +46,18 @@ class FailingNode:
         return f"{self.name} ({kind}, {self.dtype_summary()}{origin})"
 
 
+# The stages in which no lowering pass or node visitor runs, and what runs in each: an error there is not told as a
+# pass and a node (core/failures.py reads none from its traceback).
+STAGES_WITHOUT_PASSES: dict[str, str] = {
+    Stage.EAGER.value: "PyTorch running the module eagerly",
+    Stage.REFERENCE.value: "the TOSA reference model running the lowered graph",
+    Stage.COMPARE.value: "the comparison of the delegated outputs with eager's",
+    Stage.VGF_RUN.value: "the scenario runner running the .vgf files on the Vulkan device",
+}
+# The TOSA operator a reference model's message names (stages/reference.py: "... at TOSA POW (output ...)").
+_AT_TOSA_OPERATOR = re.compile(r"\bat TOSA ([A-Z][A-Z0-9_]*)\b")
+
+
 @dataclass(frozen=True)
 class ErrorInfo:
     stage: str
@@ -64,13 +77,26 @@ class ErrorInfo:
 
     def failing_line(self) -> str:
         """`in RewriteConvPass at node aten_convolution_default (...)`; what is unknown, with the reason; "not
-        recorded" for an error that holds none of them (saved before them, or from a child process that ended)."""
+        recorded" for an error that holds none of them (saved before them, or from a child process that ended).
+        A stage where no lowering pass runs (the reference model's run, say) is named with what ran in it."""
+        if self.failing_pass is None and self.stage in STAGES_WITHOUT_PASSES:
+            return self._outside_lowering_line()
         if not (self.failing_pass or self.failing_node or self.failing_unknown_reason):
             return "not recorded"
         where = f"in {self.failing_pass}" if self.failing_pass else "pass unknown"
         node = f"at node {self.failing_node.describe()}" if self.failing_node else "node unknown"
         reason = f" ({self.failing_unknown_reason})" if self.failing_unknown_reason else ""
         return f"{where} {node}{reason}"
+
+    def _outside_lowering_line(self) -> str:
+        """`no lowering pass: the reference stage (the TOSA reference model running the lowered graph) at TOSA POW,
+        node ..., said: <its message>`."""
+        at = [f"TOSA {found[1]}"] if (found := _AT_TOSA_OPERATOR.search(self.root_cause)) else []
+        if self.failing_node is not None:
+            at.append(f"node {self.failing_node.describe()}")
+        where = f" at {', '.join(at)}" if at else ""
+        return (f"no lowering pass: the {self.stage} stage ({STAGES_WITHOUT_PASSES[self.stage]}){where} said: "
+                f"{self.root_cause}")
 
     @classmethod
     def from_dict(cls, data: dict) -> "ErrorInfo":

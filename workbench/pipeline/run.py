@@ -127,7 +127,7 @@ def lower_and_check(prepared: Prepared, case: Case, on_stage: StageObserver | No
 def _result(state: Lowering, error) -> CaseResult:
     prepared = state.prepared
     skipped = [*prepared.skipped, *state.skipped]
-    notes = [*hooks.degradations(), *prepared.notes, *state.notes]
+    notes = [*hooks.degradations(), *_quantization_hint(state), *prepared.notes, *state.notes]
     for failure in skipped:
         cause = f"({failure.root_cause_type}: {failure.root_cause})"
         if error is not None:
@@ -147,6 +147,32 @@ def _result(state: Lowering, error) -> CaseResult:
         quantization=state.case.quantization_name, trace=tuple(state.trace), spec_check=state.spec_check,
         vgf_outputs=tuple(state.vgf_outputs), case=state.case,
     )
+
+
+# The partitioner's reason for a float node under an INT-only profile, "Node was not marked as quantized in the Arm
+# backend." (executorch/backends/arm/operator_support/tosa_supported_operators.py::CheckArmQuantized).
+NOT_QUANTIZED_REASON = "Node was not marked as quantized"
+
+
+def _quantization_hint(state: Lowering) -> list[str]:
+    """For a case left unquantized under an INT-only profile whose nodes the partitioner refused as not quantized:
+    the note that says how to quantize it, on the command line and in Python."""
+    profile, case = state.profile, state.case
+    refused = [node for node in state.nodes if NOT_QUANTIZED_REASON in (node.reason or "")]
+    if case.quantize or not refused or not profile.supports_int or profile.supports_float:
+        return []
+    head = (f"{len(refused)} node(s) stayed on CPU as not quantized: {profile.name} is an INT-only profile and this "
+            "case is not quantized")
+    fp = "" if profile.target is not None else f", or choose an FP profile such as TOSA-{profile.version}+FP"
+    if case.entry is None:
+        how = ("quantize the model with the Arm quantizer first: `--quantization int8` on the command line, "
+               "`quantization=\"int8\"` in Python (run_model, Case.model)")
+    elif "qint8" in case.entry.dtypes:
+        how = (f"run its quantized form: `--dtype qint8` on the command line, "
+               f"`run_case(\"{case.entry.name}\", \"qint8\", ...)` in Python (quantization=\"int8\" by default)")
+    else:
+        how = "the catalogue has no quantized form of this operator (`workbench ops --dtype qint8` lists those)"
+    return [f"{head}; {how}{fp}"]
 
 
 def run_group(reporter, cases: list[Case]) -> None:

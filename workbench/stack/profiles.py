@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..core import profile_table
-from ..core.errors import ProfileError
+from ..core.errors import ProfileError, nearest
 from ..core.records import INSTALLED
 from . import arm_backend, ethos_u, internals, loader, vgf
 
@@ -113,7 +113,7 @@ def check(profile) -> str:
         return parse(profile).name
     text = _text(profile)
     if ethos_u.is_target(text):
-        return ethos_u.parse(text, defaults=profile_table.ethos_u_default).name
+        return _ethos_u_target(text, defaults=profile_table.ethos_u_default).name
     if vgf.is_target(text):
         return _runnable_here(vgf.parse(text, check_spec=_checked_by_table).name)
     return _checked_by_table(text)
@@ -127,7 +127,7 @@ def parse(profile: str | Profile) -> Profile:
         return profile
     text = _text(profile)
     if ethos_u.is_target(text):
-        target = ethos_u.parse(text)
+        target = _ethos_u_target(text)
         version, profiles, extensions, u55 = _fields(ethos_u.tosa_specification(target.accelerator))
         return Profile(name=target.name, version=version, profiles=profiles, extensions=extensions, u55=u55,
                        target=target)
@@ -142,7 +142,7 @@ def parse(profile: str | Profile) -> Profile:
     except Exception as exc:  # executorch raises ValueError, but any failure is a bad string to the user
         reason = str(exc).splitlines()[0] if str(exc).strip() else type(exc).__name__
         table = executorch_table()
-        raise _invalid(text, reason, table.nearest(name, _accepted_by_executorch), table) from None
+        raise _invalid(text, reason, _nearest(name, table, _accepted_by_executorch), table) from None
     version, profiles, extensions, u55 = internals.tosa_spec_fields(parsed)
     return Profile(name=name, version=version, profiles=profiles, extensions=extensions, u55=u55)
 
@@ -176,7 +176,7 @@ def _checked_by_table(text: str) -> str:
     name = profile_table.spelled(text)
     reason = profile_table.PINNED.problem(name)
     if reason is not None:
-        raise _invalid(text, reason, profile_table.PINNED.nearest(name))
+        raise _invalid(text, reason, _nearest(name, profile_table.PINNED))
     return name
 
 
@@ -184,6 +184,30 @@ def _invalid(text: str, reason: str, nearest: str | None,
              table: profile_table.ProfileTable = profile_table.PINNED) -> ProfileError:
     hint = f"; did you mean {nearest}?" if nearest else ""
     return ProfileError(f"invalid TOSA profile {text!r} ({reason}){hint} {table.short_form()}")
+
+
+def _nearest(name: str, table: profile_table.ProfileTable, accepts=None) -> str | None:
+    """The valid profile nearest `name`: its profiles and extensions under another version or order
+    (ProfileTable.nearest), else the closest spelling among the presets and each profile with one extension or
+    none (core.errors.nearest, as an unknown operator, dtype or policy is answered)."""
+    forms = [f"TOSA-{version}+{profile}" + (f"+{extension}" if extension else "")
+             for version, by_profile in table.extensions.items()
+             for profile, extensions in by_profile.items() for extension in ("", *extensions)]
+    by_letters = {form.lower(): form for form in [*(p for p in PRESETS if table.problem(p) is None), *forms]}
+    guess = nearest(name.lower(), by_letters, n=1)  # a profile is read whatever its letters' case
+    return table.nearest(name, accepts) or (by_letters[guess[0]] if guess else None)
+
+
+def _ethos_u_target(text: str, **options) -> ethos_u.Target:
+    """ethos_u.parse, and for an accelerator it does not know the nearest one it does."""
+    try:
+        return ethos_u.parse(text, **options)
+    except ProfileError as exc:
+        accelerator = text.split(":")[0].strip().lower()
+        guess = [] if accelerator in ethos_u.ACCELERATORS else nearest(accelerator, ethos_u.ACCELERATORS, n=1)
+        if not guess:
+            raise
+        raise ProfileError(str(exc).replace("; valid: ", f"; did you mean {guess[0]}? valid: ", 1)) from None
 
 
 def _installed_backend() -> bool:
