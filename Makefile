@@ -17,6 +17,7 @@ $(STAMP): pyproject.toml
 setup: $(STAMP)
 	bash scripts/ensure-graphviz.sh || [ "$$CI" != true ]
 	bash scripts/ensure-vulkan.sh || [ "$$CI" != true ]
+	! git rev-parse --git-dir >/dev/null 2>&1 || $(BIN)/nbstripout --install --attributes .gitattributes
 
 # The main job: JupyterLab on the notebooks (the explorer is notebooks/00-explorer.ipynb), with the lab defaults
 # of LAB_APP_SETTINGS (no news prompt; the browser tests use the same folder).

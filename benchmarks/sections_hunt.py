@@ -12,6 +12,7 @@ from collections import Counter
 from pathlib import Path
 
 import workbench
+from workbench.batch.hunt.clock import BUDGET_SLACK_SECONDS
 from workbench.batch.hunt.findings import masked
 
 from bench_common import Row, Settings, Table, seconds, verdict
@@ -26,7 +27,8 @@ REVIEW_CLASSES = {
 }
 FULL_BUDGET, QUICK_BUDGET = 600.0, 120.0  # the hunt's whole wall time, shrinking included
 PER_MINUTE, DISCARDED = 500, 0.10  # targets: programs per minute, share discarded
-BUDGET_MARGIN_SECONDS = 15.0  # a budget's wall time may run over by the last batch and the fresh reruns
+# a budget's wall time may run over by the batch running when its time ran out: the slack the hunt states
+BUDGET_MARGIN_SECONDS = BUDGET_SLACK_SECONDS
 # --smoke draws this many programs instead of a budget (the same small hunt every time, each class shrunk fully);
 # two programs still find one.
 SMOKE_PROGRAMS = 2
@@ -53,7 +55,7 @@ def _first_seen(found, where: str, words: str) -> float | None:
 
 def _class_of(found, where: str, words: str):
     """The finding whose class the review's counterexample falls in: its words masked as the class masks them."""
-    return next((f for f in found.findings if where in f.label and masked(words) in f.key.cause), None)
+    return next((f for f in found.findings if where in f.label and masked(words) in f.key.pattern), None)
 
 
 def hunt_section(table: Table, config: Settings, scratch: Path) -> None:

@@ -11,7 +11,8 @@ import pandas as pd
 import pytest
 
 import workbench
-from workbench.batch.arm_tests.cache import ArmTestCache, record_from_dict, record_to_dict
+from workbench.batch.arm_tests.cache import ArmTestCache
+from workbench.batch.runner import CaseRunner
 from workbench.batch.arm_tests.suite import from_arm_tests, run_arm_tests
 from workbench.core.rows import RUN_COLUMNS
 
@@ -71,7 +72,7 @@ def test_a_record_comes_back_from_json_as_it_was():
     cases = from_arm_tests([CUMSUM, "ops/test_where.py"], cap=1)
     assert any(c.cpu_ops for c in cases) and any(c.exir_ops for c in cases)  # nested tuples, too
     for case in cases:
-        back = record_from_dict(json.loads(json.dumps(record_to_dict(case))))
+        back = type(case).from_dict(json.loads(json.dumps(case.to_dict())))
         assert back == case.without_objects() and repr(back) == repr(case)
 
 
@@ -80,14 +81,20 @@ def test_editing_a_checkouts_test_file_misses(checkouts, tmp_path, warm):
     tests = root / "backends" / "arm" / "test"
     store = warm[0]
     cases = from_arm_tests(CUMSUM, cap=1)
+
+    def cached():  # the cached results of `cases`, as the one runner finds them with the checkout's keys
+        keys = ArmTestCache(str(store), tests)
+        runner = CaseRunner(keys.store, 1, None, keys=keys)
+        return [hit for hit in map(runner.from_cache, cases) if hit is not None]
+
     # the checkout's test tree is the installed one's copy: the same key, so every result is there
-    assert len(ArmTestCache(str(store), tests).results(cases)) == len(cases) == CUMSUM_CASES
+    assert len(cached()) == len(cases) == CUMSUM_CASES
     checkouts.edit(root, f"test/{CUMSUM}", "import torch\n", "import torch\n\nEDITED = True\n")
-    assert ArmTestCache(str(store), tests).results(cases) == {}
+    assert cached() == []
     checkouts.edit(root, f"test/{CUMSUM}", "import torch\n\nEDITED = True\n", "import torch\n")
-    assert len(ArmTestCache(str(store), tests).results(cases)) == CUMSUM_CASES
+    assert len(cached()) == CUMSUM_CASES
     checkouts.edit(root, "test/tester/test_pipeline.py", "import ", "import os  # edited\nimport ")  # a helper
-    assert ArmTestCache(str(store), tests).results(cases) == {}
+    assert cached() == []
 
 
 def test_a_timed_out_case_is_not_kept(tmp_path):

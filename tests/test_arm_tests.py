@@ -164,7 +164,7 @@ def edited_checkout(checkouts, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def checkout_cases(edited_checkout):
-    return from_arm_tests(["ops/test_cumsum.py", "ops/test_cat.py"], backend=edited_checkout)
+    return from_arm_tests(["ops/test_cumsum.py", "ops/test_cat.py"], arm_backend=edited_checkout)
 
 
 @pytest.mark.slow
@@ -173,7 +173,7 @@ def test_a_checkouts_edited_test_file_is_read_from_the_checkout(edited_checkout,
     assert f"{CUMSUM_FP}[1d_dim0_checkout]" in by_id
     assert by_id[f"{CUMSUM_FP}[2d_dim1]"].xfail == "edited in the checkout"
     assert by_id["ops/test_cumsum.py::test_cumsum_tosa_INT[2d_dim1]"].xfail is None
-    assert checkout_cases.backend == str(edited_checkout)
+    assert checkout_cases.arm_backend == str(edited_checkout)
     installed = {c.test_id for c in from_arm_tests("ops/test_cumsum.py")}  # this process: the installed tests
     assert f"{CUMSUM_FP}[1d_dim0_checkout]" not in installed and f"{CUMSUM_FP}[1d_dim0]" in installed
 

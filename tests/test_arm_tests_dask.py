@@ -36,7 +36,7 @@ def test_a_run_on_a_dask_cluster_gives_the_local_table_and_coverage():
     assert len(local) >= 2 and set(local["file"]) == set(FILES)
     assert _compared(remote).equals(_compared(local))
     assert list(remote["file"].drop_duplicates()) == FILES  # joined in file order
-    for key in ("import_failures", "skipped", "not_captured", "backend"):
+    for key in ("import_failures", "skipped", "not_captured", "arm_backend"):
         assert remote.attrs[key] == local.attrs[key], key
     local_coverage, remote_coverage = local.attrs["coverage"], remote.attrs["coverage"]
     assert {k: remote_coverage[k] for k in COUNTS} == {k: local_coverage[k] for k in COUNTS}

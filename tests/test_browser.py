@@ -32,7 +32,7 @@ import pytest
 from workbench import catalogue
 from workbench.views.graph.partition import KIND_COLOURS
 from workbench.views.graph.layout import MATCH_COLOUR
-from workbench.ui.explorer import CUSTOM_PROFILE, TAB_TITLES
+from workbench.ui.explorer import CUSTOM_PROFILE, NO_RESULT, TAB_TITLES
 
 from helpers.browser import (CHROMIUM, CHROMIUM_ARGS, UI_SECONDS, artifact_folder, descendants, free_port, reap,
                              require_browser, say)
@@ -112,6 +112,20 @@ CLIPPED = """root => {
     return found;
 }"""
 TRACEBACK = re.compile(r"Traceback \(most recent call last\)|Exception in thread")
+# JavaScript: each shown table of a tab panel (the element it is called on) wider than the panel, described; with
+# `scrolls`, one that scrolls in its own box within the panel is not counted.
+WIDE_TABLES = """(panel, scrolls) => [...panel.querySelectorAll('table.wb-table')]
+    .filter(table => table.getClientRects().length > 0)
+    .filter(table => {
+        const box = table.parentElement;
+        return !(scrolls && box.classList.contains('wb-table-box') && getComputedStyle(box).overflowX === 'auto'
+                 && box.getBoundingClientRect().right <= panel.getBoundingClientRect().right + 1);
+    })
+    .map(table => [table, table.getBoundingClientRect(), panel.getBoundingClientRect()])
+    .filter(([table, place, room]) => place.width > panel.clientWidth + 1 || place.right > room.right + 1)
+    .map(([table, place]) => `a table ${Math.ceil(place.width)} px wide in a ${panel.clientWidth} px pane `
+        + `(its box ${table.parentElement.clientWidth} px, the widget ${table.closest('.widget-html').clientWidth} px) `
+        + `(columns: ${[...table.querySelectorAll('thead th')].map(th => th.innerText.trim()).join(', ')})`)"""
 
 
 # -- environment ------------------------------------------------------------------------------------------
@@ -362,6 +376,8 @@ class ExplorerPage:
         shown = self.root.locator(".wb-graph-svg svg")
         shown.evaluate_all("svgs => svgs.forEach(svg => svg.setAttribute('data-wb-before-run', ''))")
         self.expect(self.run_button).to_be_enabled()
+        # the status may already read as `done` (the same case shown before): it must be written anew by this Run
+        self.status.locator(".widget-html-content").evaluate("el => { el.textContent = '(pressing Run)'; }")
         self.run_button.click()
         self.expect(self.status).to_have_text(re.compile(done), timeout=CASE_SECONDS * 1000)
         self.expect(self.run_button).to_be_enabled(timeout=CASE_SECONDS * 1000)
@@ -441,6 +457,28 @@ class ExplorerPage:
             }"""
         )
 
+    def wide_tables(self, title: str) -> list[str]:
+        """The tables of result tab `title` wider than its pane, each described; [] when all fit. A tab of
+        SCROLLING_TABS may hold a table that scrolls in its own box within the pane."""
+        return self.tab(title).evaluate(WIDE_TABLES, title in SCROLLING_TABS)
+
+    def tabs_fit(self, name: str, titles: tuple[str, ...]) -> None:
+        """At each window width of TABLE_WIDTHS, a screenshot of each tab of `titles` (NAME-TITLE-WIDTH.png);
+        asserts that no table is wider than its tab (SCROLLING_TABS: than its own scroll box in the tab) and
+        nothing is cut off."""
+        size = self.page.viewport_size
+        try:
+            for width in TABLE_WIDTHS:
+                self.page.set_viewport_size({"width": width, "height": size["height"]})
+                self.page.wait_for_timeout(300)  # the layout follows the window
+                for title in titles:
+                    wide = self.wide_tables(title)
+                    self.screenshot(f"{name}-{title.lower().replace(' ', '-')}-{width}")
+                    assert not wide, f"{title} at a window {width} px wide: {wide}"
+                    assert not self.clipped(), f"{title} at a window {width} px wide: {self.clipped()}"
+        finally:
+            self.page.set_viewport_size(size)
+
     def clipped(self) -> list[str]:
         """The visible labels, buttons, tab titles, texts in inputs and drop-downs (a placeholder too) and graph
         title lines of the explorer whose text does not fit: each described, [] when all fit. The graph itself pans
@@ -517,19 +555,32 @@ def explorer(browser, lab, artifacts):
 
 # -- the tests --------------------------------------------------------------------------------------------
 def test_after_run_all_the_controls_say_what_produced_the_shown_result(explorer):
-    """The notebook's last cell shows its own model's result (`explorer.show(mine)`), which the controls cannot
-    express: a line above the status says so, and what Run runs. No news prompt covers the page."""
+    """After Run All the top explorer shows the case "Start here" describes (cumsum [int64] TOSA-1.0+INT), its
+    controls set to it. The notebook's last cell shows its own model's result in an explorer of its own
+    (`mine_explorer.show(mine)`), which the controls cannot express: a line above its status says so, and what Run
+    runs. No news prompt covers the page."""
     with explorer.screenshot_on_failure("run-all-shown") as ui:
-        ui.expect(ui.status).to_have_text(re.compile(r"^model:Mine \[float32,int64\] TOSA-1\.0\+FP: outcome "))
-        shown = ui.root.locator(".wb-shown-elsewhere")
+        ui.expect(ui.status).to_have_text(re.compile(r"^cumsum \[int64\] TOSA-1\.0\+INT: outcome fallback"))
+        ui.expect(ui.root.locator(".wb-shown-elsewhere")).to_have_text("")
+        ui.expect(ui.operator).to_have_value("cumsum")
+        ui.screenshot("00-run-all-shows-the-start-here-case")
+        last = ui.page.locator(".jp-OutputArea-output").filter(has=ui.page.locator(".widget-tab")).last
+        ui.expect(last.locator(".wb-status")).to_have_text(
+            re.compile(r"^model:Mine \[float32,int64\] TOSA-1\.0\+FP: outcome "))
+        shown = last.locator(".wb-shown-elsewhere")
         ui.expect(shown).to_contain_text("showing model:Mine [float32,int64] TOSA-1.0+FP, policy stock")
         ui.expect(shown).to_contain_text("Run runs the controls' case")
-        ui.screenshot("00-run-all-shows-the-notebook-model")
+        last.scroll_into_view_if_needed()
+        last.screenshot(path=str(ui.artifacts / "00-run-all-shows-the-notebook-model.png"))
         ui.expect(ui.page.get_by_text(NEWS_PROMPT)).to_have_count(0)
 
 
 # Widths of the browser window: the tests' own, and a laptop's with JupyterLab's file browser open.
 WINDOW_WIDTHS = (1400, 1100)
+# Widths the result tables are checked at: a laptop's and a desktop monitor's.
+TABLE_WIDTHS = (1280, 1920)
+# Tabs whose tables keep their words whole (Vela's per-layer figures, ten columns): one may scroll in its own box.
+SCROLLING_TABS = ("Vela",)
 
 
 def test_nothing_is_clipped_at_the_default_notebook_width(explorer):
@@ -618,7 +669,10 @@ def test_a_quantized_case_in_a16w8_traced_shows_its_tensors_and_their_values(exp
 
 
 def test_an_invalid_profile_is_an_inline_error_not_a_traceback(explorer):
+    """Run with an invalid custom profile after a result was shown: the error, and nothing of that result left on
+    screen (summary, graph, tables)."""
     with explorer.screenshot_on_failure("invalid-profile") as ui:
+        ui.expect(ui.status).to_have_text(re.compile(r": outcome \w+"))  # an earlier test's result is shown
         ui.choose("add", "int32", "TOSA-9.9+INT")
         ui.expect(ui.profile).to_have_value(CUSTOM_PROFILE)
         ui.expect(ui.profile_status).to_have_text(re.compile(r"^✗ .*TOSA-9\.9\+INT"))
@@ -627,6 +681,16 @@ def test_an_invalid_profile_is_an_inline_error_not_a_traceback(explorer):
         ui.screenshot("03-invalid-profile-on-run")
         assert "invalid TOSA profile 'TOSA-9.9+INT'" in status, status
         assert "Traceback" not in status
+        ui.expect(ui.root.locator(".wb-summary")).to_have_text("")
+        ui.expect(ui.root.locator(".wb-graph-svg svg")).to_have_count(0)
+        ui.expect(ui.root.locator(".wb-graph-note")).to_contain_text(NO_RESULT)
+        for title in ("Reasons", "Numerics", "TOSA", "Vela", "VGF", "Error", "Reproduce"):
+            panel = ui.tab(title)
+            ui.expect(panel.locator("table, pre, img.widget-image:visible")).to_have_count(0)
+            shown = panel.inner_text().strip()  # (the TOSA tab's Save button stays, disabled)
+            assert shown.splitlines()[0] == NO_RESULT, f"{title} still shows: {shown[:200]}"
+        ui.screenshot("03-invalid-profile-after-a-result-tabs-cleared")
+        ui.tab("Partition graph")
         assert not ui.tracebacks(), ui.tracebacks()
 
 
@@ -806,4 +870,40 @@ def test_a_vgf_target_shows_its_vgf_tab(explorer):
                 assert not ui.clipped(), f"cut off at a window {width} px wide: {ui.clipped()}"
         finally:
             ui.page.set_viewport_size(size)
+        assert not ui.tracebacks(), ui.tracebacks()
+
+
+def test_a_quantized_cnn_on_ethos_u_names_what_made_it_partial_and_its_tables_fit(explorer):
+    """small_cnn qint8 under ethos-u55-128: the status line names the argmax (TOSA's ARGMAX gives int32), not a
+    quantize/dequantize at the delegate's float boundary; each table tab fits its pane at two window widths."""
+    with explorer.screenshot_on_failure("small-cnn-u55") as ui:
+        ui.choose("small_cnn", "qint8", "ethos-u55-128")
+        ui.root.get_by_label("quantization", exact=True).select_option("int8")
+        ui.root.get_by_label("trace tensors", exact=True).uncheck()
+        status = ui.run(r"^small_cnn \[qint8 int8\] ethos-u55-128: outcome \w+")
+        assert "outcome partial" in status and "aten_argmax_default: TOSA ARGMAX produces int32" in status, status
+        assert "quantize" not in status.split(" — ", 1)[1], status
+        cpu = {row["node"] for row in ui.table("Reasons") if row["placed"] == "CPU"}
+        assert "aten_argmax_default" in cpu, cpu
+        ui.tabs_fit("10-small-cnn-u55", ("Partition graph", "Reasons", "Numerics", "TOSA", "Vela"))
+        assert not ui.tracebacks(), ui.tracebacks()
+
+
+def test_decoder_blocks_tabs_fit_and_say_why_there_is_nothing_to_show(explorer):
+    """decoder_block int64 under TOSA-1.1+INT+int64 (a lowering error, 69 nodes): no picture offered (too many
+    nodes to read), the TOSA tab says lowering failed and why, and each tab fits at two window widths."""
+    with explorer.screenshot_on_failure("decoder-block") as ui:
+        ui.choose("decoder_block", "int64", "TOSA-1.1+INT+int64")
+        status = ui.run(r"^decoder_block \[int64\] TOSA-1\.1\+INT\+int64: outcome \w+")
+        assert "outcome lowering_error" in status, status
+        ui.expect(ui.tab("TOSA")).to_contain_text(re.compile(r"^no TOSA graph: lowering failed: \w+"))
+        ui.expect(ui.tab("Error").locator(".widget-accordion")).to_be_visible()  # an error: its traceback
+        graph = ui.tab("Partition graph")
+        ui.expect(graph.locator(".wb-graph-mode button")).to_have_text([re.compile(r"zoomable graph")])
+        ui.expect(graph.locator(".wb-graph-no-picture")).to_contain_text("too many for the picture to be read")
+        ui.tabs_fit("11-decoder-block", ("Partition graph", "Reasons", "TOSA", "Error"))
+        ui.choose("add", "int32", "TOSA-1.0+INT")
+        ui.run(r"^add \[int32\] TOSA-1\.0\+INT: outcome \w+")
+        ui.expect(ui.tab("Error").locator(".widget-accordion")).to_be_hidden()  # no error: no empty traceback
+        ui.tab("Partition graph")
         assert not ui.tracebacks(), ui.tracebacks()

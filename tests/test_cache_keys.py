@@ -235,22 +235,23 @@ def test_a_generated_programs_case_is_keyed_on_its_source_and_a_plain_models_not
 def test_an_arm_test_cases_key_covers_every_file_of_its_test_tree(tmp_path):
     """A case of executorch's Arm tests is keyed on every .py file of the test tree it was read from (the test file,
     the helpers it imports, tester/, common.py, conftest.py), on its recorded fields and on the environment."""
+    from workbench.batch.arm_tests.cache import arm_test_key
     from workbench.batch.arm_tests.suite import tests_folder
 
     tree = tmp_path / "test"
     shutil.copytree(tests_folder(), tree, ignore=shutil.ignore_patterns("__pycache__"))
     before, context = cache.tree_fingerprint(tree), cache.environment()
     test_id = "ops/test_add.py::test_add_tensor_tosa_FP[5d_float]"
-    key = cache.arm_test_key(test_id, "ArmTestCase(...)", before, context)
-    assert cache.arm_test_key(test_id, "ArmTestCase(..., xfail='')", before, context) != key
+    key = arm_test_key(test_id, "ArmTestCase(...)", before, context)
+    assert arm_test_key(test_id, "ArmTestCase(..., xfail='')", before, context) != key
     other = dict(context, versions=dict(context["versions"], executorch="0.0.0"))
-    assert cache.arm_test_key(test_id, "ArmTestCase(...)", before, other) != key
+    assert arm_test_key(test_id, "ArmTestCase(...)", before, other) != key
     for relative in ("ops/test_add.py", "tester/test_pipeline.py", "tester/arm_tester.py", "common.py", "conftest.py"):
         path = tree / relative
         text = path.read_text()
         path.write_text(text + "\n# edited\n")
         try:
-            assert cache.arm_test_key(test_id, "ArmTestCase(...)", cache.tree_fingerprint(tree), context) != key, path
+            assert arm_test_key(test_id, "ArmTestCase(...)", cache.tree_fingerprint(tree), context) != key, path
         finally:
             path.write_text(text)
             os.utime(path, ns=(0, 0))  # a different modification time than the edit: the key must be read anew
@@ -265,6 +266,7 @@ def test_an_arm_test_cases_own_quantizer_calls_are_in_its_key():
     in order."""
     import torch
 
+    from workbench.batch.arm_tests.cache import arm_test_key
     from workbench.stack.arm_tests.record import fold
 
     base = {"file": "misc/test_x.py", "test": "test_x_tosa_INT", "param": ""}
@@ -273,5 +275,18 @@ def test_an_arm_test_cases_own_quantizer_calls_are_in_its_key():
     records = {repr(fold("TosaPipelineINT", {}, calls, base, None)) for calls in ([], [sigmoid], [io], [sigmoid, io],
                                                                                    [io, sigmoid])}
     context = cache.environment()
-    keys = {cache.arm_test_key("misc/test_x.py::test_x_tosa_INT", record, "tree", context) for record in records}
+    keys = {arm_test_key("misc/test_x.py::test_x_tosa_INT", record, "tree", context) for record in records}
     assert len(records) == len(keys) == 5
+
+
+def test_the_arm_test_keys_moved_to_their_room_are_the_keys_stored_before():
+    """The keys of executorch's Arm tests live with them (batch/arm_tests/cache.py), not in the engine's cache,
+    and are the same strings as before the move: results and test files cached before are still found."""
+    from workbench.batch.arm_tests.cache import arm_test_file_key, arm_test_key
+
+    context = {"format": 1, "versions": {"torch": "2.13.0"}, "arm_backend": "installed", "definition": "abc"}
+    assert arm_test_key("ops/test_add.py::t[x]", "ArmTestCase(...)", "tree", context) == \
+        "64ec84348c4ecd2a5e69f47d6f0ffc0b01aecc3f21d08b9787ce15fd512b4894"
+    assert arm_test_file_key("ops/test_add.py", 2, "tree", context) == \
+        "a6d59ef81cf66ec5fc1fa6b2f9ade333865c28b897dee0b00d6d525d4c57fd90"
+    assert not any(hasattr(cache, name) for name in ("arm_test_key", "arm_test_file_key"))

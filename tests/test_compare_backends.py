@@ -74,7 +74,7 @@ def test_a_checkout_that_does_not_import_stops_the_comparison_before_any_sweep(c
     def no_sweep(*args, **kwargs):
         raise AssertionError("a sweep ran although a backend does not import")
 
-    monkeypatch.setattr(backends, "sweep_in_new_process", no_sweep)
+    monkeypatch.setattr(backends, "sweep_elsewhere", no_sweep)
     with pytest.raises(backends.BackendImportError) as caught:
         workbench.compare_backends("installed", checkout, MATRIX, cache=False)
     message = str(caught.value)
@@ -83,7 +83,7 @@ def test_a_checkout_that_does_not_import_stops_the_comparison_before_any_sweep(c
     assert "SyntaxError" in message and "the before Arm backend" not in message
     assert f"1 file(s): {checkouts.SUPPORT_CHECKS} (changed)" in message
     checks = caught.value.checks
-    assert checks["before"].ok and not checks["after"].ok and checks["after"].backend.source == "checkout"
+    assert checks["before"].ok and not checks["after"].ok and checks["after"].arm_backend.source == "checkout"
 
 
 def test_the_command_refuses_a_path_that_is_no_backend_and_a_missing_matrix(tmp_path):

@@ -11,8 +11,8 @@ matplotlib.use("Agg")
 
 from workbench import views
 from workbench.ui import Explorer
-from workbench.ui.explorer import CUSTOM_PROFILE, TAB_TITLES
-from workbench.ui.graph_view import PICTURE, ZOOMABLE
+from workbench.ui.explorer import CUSTOM_PROFILE, NO_RESULT, TAB_TITLES
+from workbench.ui.graph_view import PICTURE, PICTURE_MAX_NODES, ZOOMABLE
 from workbench.views.graph.svg import graphviz_missing
 
 
@@ -227,3 +227,61 @@ def test_a_fresh_explorer_shows_no_broken_image():
     shown = [image for image in (ui.graph_image, ui.numerics_image) if image.layout.display != "none"]
     assert all(image.value for image in shown), "an empty Image is shown (a broken-image icon)"
     assert "press Run" in ui.graph_view.note.value
+
+
+@pytest.mark.slow
+def test_the_status_line_names_the_node_that_made_a_partial_outcome():
+    """small_cnn quantized: the quantize/dequantize nodes at the delegate's float boundary stay on CPU in a wholly
+    delegated model too; the argmax (TOSA's ARGMAX gives int32) is what makes it partial, and what the status line
+    and the text view name."""
+    ui = Explorer(threaded=False)
+    ui.op.value, ui.dtype.value, ui.quantization.value = "small_cnn", "qint8", "int8"
+    ui.profile.value = "TOSA-1.0+INT"
+    ui.run_button.click()
+    status = html.unescape(ui.status.value)
+    assert "outcome <b>partial</b>" in status, status
+    assert "aten_argmax_default: TOSA ARGMAX produces int32" in status and "quantize" not in status, status
+    assert "why partial: aten_argmax_default kept on CPU" in str(ui.result)
+    assert ui.result.reason_summary().startswith("aten_argmax_default: TOSA ARGMAX")  # the sweep row's reason too
+
+
+def test_a_refused_run_leaves_nothing_of_the_previous_case_on_screen():
+    ui = explorer("add", "int32", "TOSA-1.0+INT")
+    ui.render_all_tabs()
+    ui.profile.value = CUSTOM_PROFILE
+    ui.custom_profile.value = "TOSA-9.9+INT"
+    ui.run_button.click()
+    assert "✗ invalid TOSA profile 'TOSA-9.9+INT'" in html.unescape(ui.status.value)
+    assert ui.result is None and ui.summary_html.value == ""
+    shown = [ui.reasons_html.value, ui.numerics_html.value, ui.tosa_html.value, ui.error_html.value,
+             ui.reproduce_html.value, ui.vela_view.value, ui.vgf_view.value, ui.graph_view.svg_box.value]
+    assert ui.graph_view.svg_box.value == "" and ui.numerics_image.value == b"" and ui.graph_image.value == b""
+    assert all(re.sub(r"<[^>]+>", "", value) == NO_RESULT for value in shown[:-1]), shown
+    assert NO_RESULT in ui.graph_view.note.value
+    assert ui.save_button.disabled and ui.culprits_button.disabled
+    ui.render_all_tabs()  # opening a tab shows nothing of the earlier case either
+    assert "aten_add_tensor" not in ui.reasons_html.value + ui.tosa_html.value
+
+
+def test_the_error_tab_has_no_traceback_fold_without_an_error(tmp_path, monkeypatch):
+    ui = explorer("add", "int32", "TOSA-1.0+INT")
+    opened(ui, "Error")
+    assert "no error" in ui.error_html.value and ui.traceback_fold.layout.display == "none"
+    monkeypatch.setenv("WORKBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    (path,) = ui.save_flatbuffers()  # the workbench's own folder, never the notebook's
+    assert path == str(tmp_path / "cache" / "flatbuffers" / "add-int32-TOSA-1.0_INT-delegate_0.tosa")
+    assert open(path, "rb").read()[4:8] == b"TOSA" and html.escape(path) in ui.save_status.value
+
+
+@pytest.mark.slow
+def test_a_lowering_error_says_why_there_is_no_tosa_and_a_large_graph_offers_no_picture():
+    ui = explorer("decoder_block", "int64", "TOSA-1.1+INT+int64")
+    assert ui.result.outcome.value == "lowering_error"
+    assert ui.traceback_fold.layout.display is None and "Traceback" in ui.traceback_html.value
+    tosa = html.unescape(opened(ui, "TOSA").tosa_html.value)
+    assert "no TOSA graph: lowering failed: " in tosa and ui.result.error.root_cause in tosa, tosa
+    view = ui.graph_view
+    assert view.structure.size > PICTURE_MAX_NODES
+    if not graphviz_missing():
+        assert list(view.mode.options) == [ZOOMABLE]
+        assert f"too many for the picture to be read (above {PICTURE_MAX_NODES})" in view.note.value

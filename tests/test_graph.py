@@ -79,3 +79,33 @@ def test_every_ringed_node_carries_the_pass_name():
     ringed = [line for line in partition_dot(result).body if f"color=\"{FAILING_COLOUR}\"" in line]
     labels = [re.search(r'label="((?:[^"\\]|\\.)*)"', line) for line in ringed]
     assert ringed and all(label and failing_pass in label.group(1) for label in labels), ringed
+
+
+def test_each_legend_entry_stays_on_one_line():
+    """The legend wraps between its entries in a narrow notebook, never inside one: each entry, the edges' too, is
+    an element of its own that does not wrap."""
+    from html.parser import HTMLParser
+
+    from workbench.views.graph.svg import legend_html
+
+    class Entries(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.depth, self.entries, self.loose = 0, [], []
+
+        def handle_starttag(self, tag, attrs):
+            if self.depth == 1:  # a child of the legend's <small>
+                self.entries.append(dict(attrs).get("style", ""))
+            self.depth += 1
+
+        def handle_endtag(self, tag):
+            self.depth -= 1
+
+        def handle_data(self, data):
+            if self.depth == 1 and data.strip():
+                self.loose.append(data)  # text between the entries: it would wrap word by word
+
+    parser = Entries()
+    parser.feed(legend_html())
+    assert parser.entries and all("white-space:nowrap" in style for style in parser.entries), parser.entries
+    assert not parser.loose, parser.loose

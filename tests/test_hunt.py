@@ -9,7 +9,7 @@ import pytest
 
 import workbench
 from workbench import policies
-from workbench.batch.hunt.baseline import Runner
+from workbench.batch.runner import CaseRunner
 from workbench.batch.hunt.findings import Finding, class_of, compute_nodes, verdict
 from workbench.batch.hunt.shrink import shrink
 from workbench.catalogue.program import Leaf, Program, Step
@@ -66,7 +66,7 @@ def test_grouping_keeps_a_strided_slices_concat_apart_from_a_cats():
     catted = workbench.run(workbench.Case.of_program(_cat_program(), INT64, policy="ext-int64-first-draft"))
     keys = [class_of(sliced), class_of(catted)]
     # one TOSA operator, one pass, one masked root cause ...
-    assert {(k.kind, k.failing_pass, k.cause) for k in keys} == {(
+    assert {(k.kind, k.failing_pass, k.pattern) for k in keys} == {(
         "lowering_error", "ExirToTosaPass", "TosaValueError: CONCAT requires matching dtypes, got <dtype> and <dtype>")}
     # ... but two operators it came from: two classes
     assert (keys[0].origin, keys[1].origin) == ("aten.slice", "aten.cat")
@@ -83,7 +83,7 @@ def _planted_program():
 def test_shrinking_a_planted_failure_reaches_its_minimal_form():
     # a policy that accepts int64 cumsum over executorch's check, under a profile without int64: lowering fails
     planted = policies.accepting("planted-cumsum", {"aten.cumsum.default": ["int64"]})
-    runner = Runner(False, 2, None)
+    runner = CaseRunner(False, 2, None)
     start = workbench.run(workbench.Case.of_program(_planted_program(), "TOSA-1.0+INT", policy=planted))
     key = class_of(start)
     assert (key.kind, key.origin) == ("lowering_error", "aten.cumsum")
@@ -93,7 +93,7 @@ def test_shrinking_a_planted_failure_reaches_its_minimal_form():
         return [r for (r,) in runner.run(cases)]
 
     def same(result):
-        return verdict(result) and class_of(result) == key
+        return verdict(result).breaks and class_of(result) == key
 
     # at its deadline shrinking stops where it is, and says it did not finish
     assert shrink(_planted_program(), start, same, evaluate, deadline=time.perf_counter()) == (
@@ -162,7 +162,7 @@ def test_a_seeded_hunt_finds_confirms_and_repeats_from_the_cache(tmp_path, capsy
     assert sum(stats.outcomes.values()) == stats.run and stats.broke >= len(found.findings) > 3
     for finding in found.findings:
         assert finding.confirmed and finding.compute_nodes <= 3 and finding.count >= 1
-        assert verdict(finding.result) == finding.kind and class_of(finding.result) == finding.key
+        assert verdict(finding.result).kind == finding.kind and class_of(finding.result) == finding.key
     # the review's CONCAT of int64 and int32 (from a strided slice or a cat): one class, whatever made the int32
     assert any("CONCAT requires matching dtypes" in f.root_cause for f in found.findings)
     assert len({f.key for f in found.findings}) == len(found.findings)
@@ -183,12 +183,12 @@ def test_a_seeded_hunt_finds_confirms_and_repeats_from_the_cache(tmp_path, capsy
 @pytest.mark.slow
 def test_against_a_baseline_only_what_got_worse_is_a_finding(tmp_path):
     matrix = workbench.Matrix(dtypes=["int64"], profiles=[INT64], policies=["stock"])
-    found = workbench.hunt(matrix.replace(seed=1), programs=24, against="TOSA-1.1+INT", workers=2, cache=tmp_path,
-                           progress=False)
+    found = workbench.hunt(matrix.replace(seed=1), programs=24, against=workbench.Baseline.profile("TOSA-1.1+INT"), workers=2,
+                           cache=tmp_path, progress=False)
     assert found.findings
     for finding in found.findings:
         assert finding.baseline is not None and finding.baseline.profile == "TOSA-1.1+INT"
-        assert verdict(finding.baseline) is None and verdict(finding.result) is not None
+        assert verdict(finding.baseline).holds and verdict(finding.result).breaks
 
 
 # programs of seed 3 that give findings; what travels to the cluster is the same for any number of them
@@ -215,12 +215,12 @@ def test_against_another_arm_backend_the_baseline_runs_there_and_only_what_is_wo
     # the branch applies executorch's int64 check under +int64 too: there int64 nodes fall back, here they fail
     branch = checkouts.int64_check_always_branch(tmp_path / "executorch")
     matrix = workbench.Matrix(dtypes=["int64"], profiles=[INT64], policies=["stock"])
-    found = workbench.hunt(matrix, programs=8, against=str(branch), workers=2, cache=tmp_path / "cache",
+    found = workbench.hunt(matrix, programs=8, against=workbench.Baseline.arm_backend(branch), workers=2, cache=tmp_path / "cache",
                            progress=False)
     assert found.findings and found.stats.broke >= len(found.findings)
     for finding in found.findings:
-        assert finding.baseline is not None and verdict(finding.baseline) is None
+        assert finding.baseline is not None and verdict(finding.baseline).holds
         assert finding.baseline.arm_backend["source"] == "checkout" and finding.result.arm_backend["source"] == \
             "installed"
     with pytest.raises(workbench.WorkbenchError, match="already runs the Arm backend"):
-        workbench.hunt(matrix, programs=1, against="installed", progress=False)
+        workbench.hunt(matrix, programs=1, against=workbench.Baseline.arm_backend("installed"), progress=False)

@@ -29,12 +29,12 @@ def test_an_illegal_graph_breaks_the_contract_as_its_own_kind():
     """executorch 1.5.1 makes no graph tosa-opt calls illegal (docs/results.md), so the verdict is planted on a real
     delegated result: whatever it computed, what the profile does not allow was delegated."""
     result = workbench.run(workbench.Case.of_program(_add_program(), "TOSA-1.0+INT"))
-    assert result.outcome.value == "delegated" and verdict(result) is None
+    assert result.outcome.value == "delegated" and verdict(result).holds
     illegal = result_from_dict({**result.to_dict(), "spec_check": ILLEGAL})
-    assert verdict(illegal) == ILLEGAL_GRAPH
+    assert verdict(illegal).kind == ILLEGAL_GRAPH
     key = class_of(illegal)
     assert (key.kind, key.failing_pass, key.origin) == (ILLEGAL_GRAPH, "", "aten.add")
-    assert "requires any of [<dtype>] profiles/extensions" in key.cause  # the class masks dtypes ...
+    assert "requires any of [<dtype>] profiles/extensions" in key.pattern  # the class matches with dtypes masked ...
     finding = Finding(key, _add_program(), illegal, 1, _add_program(), True)
     assert "requires any of [int64] profiles/extensions" in finding.label  # ... what a reader sees does not
 

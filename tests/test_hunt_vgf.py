@@ -12,7 +12,7 @@ import workbench
 from workbench.batch.hunt.contract import (DISAGREEMENT, IMPRECISE, VGF_RUN_ERROR, Severity, diverged, severity,
                                            verdict)
 from workbench.batch.hunt.findings import Finding, class_of, variants_of
-from workbench.batch.hunt.space import HuntSpace
+from workbench.batch.hunt.space import Baseline, HuntSpace
 from workbench.catalogue.program import Leaf, Program, Step
 from workbench.core.outcomes import Numerics, Outcome
 from workbench.core.records import ErrorInfo
@@ -53,23 +53,23 @@ def _with(result, *, reference_by=None, run_by=None):
 
 
 def test_one_implementation_wrong_is_a_disagreement_naming_it(matching):
-    assert verdict(matching) is None
+    assert verdict(matching).holds
     run_wrong = _with(matching, run_by=1.0)
-    assert verdict(run_wrong) == DISAGREEMENT and diverged(run_wrong) == "VGF run"
+    assert verdict(run_wrong).kind == DISAGREEMENT and diverged(run_wrong) == "VGF run"
     assert severity(DISAGREEMENT) == Severity.DISAGREEMENT and Severity.WRONG_RESULT < Severity.DISAGREEMENT
     key = class_of(run_wrong)
     assert key.kind == DISAGREEMENT and key.origin == "aten.add"
-    assert key.cause == ("the two TOSA implementations disagree: the VGF run gives <dtype> outside <dtype>: atol "
+    assert key.pattern == ("the two TOSA implementations disagree: the VGF run gives <dtype> outside <dtype>: atol "
                          "#e-#, rtol #.# where the reference model matches eager")
     reference_wrong = _with(matching, reference_by=1.0)
-    assert verdict(reference_wrong) == DISAGREEMENT and diverged(reference_wrong) == "reference model"
+    assert verdict(reference_wrong).kind == DISAGREEMENT and diverged(reference_wrong) == "reference model"
     assert "the reference model gives float32 outside" in variants_of(reference_wrong).causes[0]
 
 
 def test_both_wrong_is_the_lowerings_mismatch_and_small_errors_are_imprecise(matching):
-    assert verdict(_with(matching, reference_by=1.0, run_by=1.0)) == Numerics.MISMATCH.value
-    assert verdict(_with(matching, run_by=2e-4)) == IMPRECISE  # beyond float32's tolerance, within executorch's
-    assert verdict(_with(matching, reference_by=2e-4, run_by=1.0)) == DISAGREEMENT
+    assert verdict(_with(matching, reference_by=1.0, run_by=1.0)).kind == Numerics.MISMATCH.value
+    assert verdict(_with(matching, run_by=2e-4)).kind == IMPRECISE  # beyond float32's tolerance, within executorch's
+    assert verdict(_with(matching, reference_by=2e-4, run_by=1.0)).kind == DISAGREEMENT
 
 
 def test_the_converters_and_the_runners_refusals_break_the_contract(matching):
@@ -77,11 +77,12 @@ def test_the_converters_and_the_runners_refusals_break_the_contract(matching):
                       root_cause="scenario runner exited with 1: no", root_cause_type="ScenarioError",
                       traceback="")
     ran = dataclasses.replace(matching, numerics=Numerics.VGF_ERROR, error=error, vgf_outputs=())
-    assert verdict(ran) == VGF_RUN_ERROR and severity(VGF_RUN_ERROR) == Severity.REFERENCE_ERROR
+    assert verdict(ran).kind == VGF_RUN_ERROR and severity(VGF_RUN_ERROR) == Severity.REFERENCE_ERROR
     assert class_of(ran).origin == "aten.add"  # the ML SDK names no FX node: what was delegated
     compiled = dataclasses.replace(ran, outcome=Outcome.VGF_ERROR, numerics=Numerics.NOT_RUN,
                                    error=dataclasses.replace(error, stage="vgf_compile"))
-    assert verdict(compiled) == Outcome.VGF_ERROR.value and severity(compiled.outcome.value) == Severity.LOWERING_ERROR
+    assert verdict(compiled).kind == Outcome.VGF_ERROR.value
+    assert severity(compiled.outcome.value) == Severity.LOWERING_ERROR
 
 
 def test_a_vgf_finding_is_written_as_a_test_on_the_targets_tosa_specification(matching):
@@ -114,9 +115,9 @@ def test_the_issue_title_names_the_wrong_implementation_and_the_ml_sdks_refusals
 
 
 def test_a_vgf_target_is_a_baseline_profile_of_a_hunt():
-    space = HuntSpace(workbench.Matrix(dtypes=["float32"], profiles=[TARGET]), against="TOSA-1.0+FP")
+    space = HuntSpace(workbench.Matrix(dtypes=["float32"], profiles=[TARGET]), Baseline.profile("TOSA-1.0+FP"))
     assert [(p.name, q.name) for p, q in space.baseline.values()] == [("TOSA-1.0+FP", "stock")]
-    space = HuntSpace(workbench.Matrix(dtypes=["float32"], profiles=["TOSA-1.0+FP"]), against=TARGET)
+    space = HuntSpace(workbench.Matrix(dtypes=["float32"], profiles=["TOSA-1.0+FP"]), Baseline.profile(TARGET))
     assert [p.name for p, _ in space.baseline.values()] == [TARGET]
 
 

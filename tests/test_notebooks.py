@@ -271,3 +271,60 @@ def test_vgf_exercise_tests_the_learner(path, monkeypatch, tmp_path):
     assert told_wrong.count(f"you said {WRONG!r}") == keys, told_wrong
     assert "✓ correct" in told_right and "✗" not in told_right, told_right
     assert "aten.argmax.default (TOSA ARGMAX produces int32 but aten.argmax returns int64.)" in told_right, told_right
+
+
+EXPLORER_NOTEBOOK = NOTEBOOK_DIR / "00-explorer.ipynb"
+ALLOWLIST = NOTEBOOK_DIR / "02-allowlist-refinement.ipynb"
+
+
+def code_cell(path, marker: str) -> str:
+    """The source of the one code cell of the notebook at `path` that holds `marker`."""
+    (source,) = [cell.source for cell in nbformat.read(path, as_version=4).cells
+                 if cell.cell_type == "code" and marker in cell.source]
+    return source
+
+
+@pytest.mark.slow
+def test_after_run_all_the_top_explorer_shows_the_start_here_case(monkeypatch, tmp_path):
+    """Run All: the explorer at the top shows cumsum [int64] TOSA-1.0+INT, the case "Start here" describes, with no
+    line saying it shows something else; the notebook's own model is shown in an explorer of its own."""
+    monkeypatch.delenv("WORKBENCH_ARM_BACKEND", raising=False)
+    start_here = nbformat.read(EXPLORER_NOTEBOOK, as_version=4).cells[1].source
+    assert "`cumsum`, `int64`, `TOSA-1.0+INT`" in start_here
+    probe = nbformat.v4.new_code_cell("import html, re\nplain = lambda w: html.unescape(re.sub('<[^>]+>', '', w.value))\n"
+                                      "print('top:', plain(explorer.status), '| shown:', plain(explorer.shown_html))\n"
+                                      "print('mine:', plain(mine_explorer.status))")
+    notebook = execute(EXPLORER_NOTEBOOK, monkeypatch, tmp_path, extra_cells=[probe])
+    top, mine = printed_by(notebook.cells[-1]).splitlines()
+    assert top.startswith("top: cumsum [int64] TOSA-1.0+INT: outcome fallback") and top.endswith("| shown: "), top
+    assert mine.startswith("mine: model:Mine [float32,int64] TOSA-1.0+FP: outcome "), mine
+
+
+@pytest.mark.slow
+def test_the_allowlist_notebooks_example_lowering_error_comes_from_an_operator_on_the_list(monkeypatch, tmp_path):
+    """Notebook 02 announces "the smallest lowering error an operator on the list caused": its cell prints one from
+    an operator (a failing input, origin placeholder, is no operator's), whose program delegated one on the list."""
+    monkeypatch.delenv("WORKBENCH_ARM_BACKEND", raising=False)
+    notebook = run_cells([code_cell(ALLOWLIST, "def show("), code_cell(ALLOWLIST, "HUNT_PROGRAMS = "),
+                          code_cell(ALLOWLIST, "on_list = "),
+                          "print('origin:', example.origin_op, '| on the list:', sorted(set(example.delegated_ops) & "
+                          "PART2.ops))"], monkeypatch, tmp_path)
+    shown, (origin,) = printed_by(notebook.cells[2]), printed_by(notebook.cells[3]).splitlines()
+    assert "placeholder" not in shown.splitlines()[0], shown
+    assert not origin.startswith("origin: placeholder") and not origin.endswith("on the list: []"), origin
+
+
+def test_the_allowlist_notebooks_heatmap_column_labels_do_not_run_together(monkeypatch, tmp_path):
+    """The notebook's first heatmap (its matrix: the committed whole-catalogue rows of the same cases), shown as the
+    notebook shows figures: no column label overlaps the next."""
+    check = f"""from workbench.views.plots import outcome_heatmap
+review = workbench.load_results({str(REVIEW_RESULTS)!r})
+fig = outcome_heatmap(review[review.op.isin(OPS) & review.dtype.isin(DTYPES) & review.profile.isin(PROFILES)
+                             & (review.policy == "stock")])
+show(fig)
+fig.draw_without_rendering()
+boxes = [label.get_window_extent() for label in fig.axes[0].get_xticklabels() if label.get_text()]
+print("columns:", len(boxes), "overlapping:", sum(a.x1 > b.x0 for a, b in zip(boxes, boxes[1:])))"""
+    notebook = run_cells([code_cell(ALLOWLIST, "DTYPES = ["), code_cell(ALLOWLIST, "def show("), check],
+                         monkeypatch, tmp_path)
+    assert printed_by(notebook.cells[2]) == "columns: 4 overlapping: 0\n"

@@ -130,7 +130,9 @@ def test_a_matrix_for_another_process_names_its_policies_and_passes():
     assert Matrix("add", policies=[builtin, "stock", "mine.toml"]).portable() is None
     own = workbench.policies.allowlist("stock", ["aten.add.Tensor"])  # named like a built-in, other content
     assert "is a Python object" in Matrix("add", policies=[own]).portable()
-    assert Matrix("add", policies=[own]).to_arguments()[-2:] == ["--policy", "stock"]  # what portable() guards
+    with pytest.raises(workbench.WorkbenchError, match="a matrix sent to another process runs in a new process"):
+        Matrix("add", policies=[own]).to_dict()  # its name would say the built-in policy, not this one
+    assert Matrix("add", policies=[builtin]).to_dict()["policies"] == ["ext-int64-allowlist"]
     with pytest.raises(workbench.WorkbenchError, match="looks policies and passes up by name"):
         workbench.compare_backends("installed", "installed", Matrix("add", policies=[own]))
 
@@ -229,15 +231,42 @@ def test_two_sweeps_writing_one_cache_at_once(tmp_path):
 
 
 def test_a_preset_of_every_operator_goes_to_another_process_as_the_same_cases():
-    """int64-review names no operator (ops=None: every one); `workbench sweep` in the new process of a sweep on
-    another Arm backend must sweep the same cases (it refused: "say what to sweep")."""
-    from workbench.cli import _matrix, _parser
+    """int64-review names no operator (ops=None: every one); the new process of a sweep on another Arm backend
+    reads the matrix back from its names (Matrix.to_dict / from_dict) and must sweep the same cases."""
+    import json
 
     preset = Matrix.preset("int64-review")
-    parsed = _parser().parse_args(["sweep", *preset.to_arguments()])
-    again = _matrix(parsed)
+    again = Matrix.from_dict(json.loads(json.dumps(preset.to_dict())))
 
     def named(matrix):
         return [(c.name, c.dtype, str(c.profile), c.policy.name) for c in matrix.cases()]
 
     assert named(again) == named(preset)
+
+
+def test_no_module_of_the_package_starts_the_workbench_cli_in_a_child_process():
+    """Work on another Arm backend goes through batch/elsewhere.py's one entry point, never `python -m workbench`
+    (which tied the engine to the CLI's flags: Matrix.to_arguments)."""
+    from pathlib import Path
+
+    package = Path(workbench.__file__).parent
+    starting = [p.relative_to(package).as_posix() for p in package.rglob("*.py")
+                if '"-m", "workbench"' in p.read_text() or "'-m', 'workbench'" in p.read_text()]
+    assert starting == []
+    assert not hasattr(Matrix, "to_arguments")
+
+
+def test_the_one_runner_reads_the_cache_runs_the_rest_and_stores_no_stopped_outcome(tmp_path):
+    """batch/runner.py, which sweeps, the hunt and executorch's Arm tests run their cases through: a timed-out
+    case is not stored, one that ran is, and the next run finds it (counted), each result told to `progress`."""
+    from workbench.batch.runner import CaseRunner
+
+    case = workbench.Case.of("add", "int32", "TOSA-1.0+INT")
+    told = []
+    stopped = CaseRunner(str(tmp_path), 1, 0.001, warm_up=False).run([[case]])
+    assert stopped[0][0].outcome.value == "timeout" and not list(tmp_path.rglob("*.json"))
+    runner = CaseRunner(str(tmp_path), 1, None, warm_up=False, progress=lambda r, cached: told.append(cached))
+    ((ran,),) = runner.run([[case]])
+    (((again, cached),),) = runner.run_with_cached([[case]])
+    assert ran.outcome.value == "delegated" and cached and again.outcome == ran.outcome and again.case is case
+    assert (runner.cases, runner.cached, told) == (2, 1, [False, True])

@@ -140,7 +140,7 @@ def test_a_traced_sweep_names_each_rows_first_divergence_and_is_cached_apart(tmp
     assert (plain.first_divergence[0], traced.first_divergence[0]) == ("", "")  # traced, all within
     (again,) = workbench.sweep_results(matrix.replace(trace=True), cache=str(tmp_path), workers=1)
     assert again.trace and again.first_divergence is None  # the cached result keeps its trace
-    assert "--trace" in matrix.replace(trace=True).to_arguments()
+    assert matrix.replace(trace=True).to_dict()["trace"] is True
 
 
 @pytest.mark.slow

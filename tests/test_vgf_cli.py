@@ -39,7 +39,7 @@ def test_profiles_lists_the_vgf_targets_and_their_form(capsys):
     ("vgf:TOSA-2.0+FP", "'vgf:TOSA-2.0+FP' is no VGF target: invalid TOSA profile 'TOSA-2.0+FP' (TOSA version 2.0 "
                         "is not one executorch takes); did you mean vgf:TOSA-1.0+FP? A VGF target is vgf:<"),
     ("vgf:", "a VGF target names the TOSA profile it compiles for after 'vgf:', e.g. vgf:TOSA-1.0+FP"),
-    ("vgf:TOSA-1.0+INT+foo", "(TOSA-1.0+INT does not take foo). A VGF target is"),
+    ("vgf:TOSA-1.0+INT+foo", "(TOSA-1.0+INT does not take foo); did you mean vgf:TOSA-1.0+INT+FP? A VGF target is"),
     ("vgf:ethos-u55-128", "is no VGF target: invalid TOSA profile 'ethos-u55-128'"),
 ])
 def test_a_bad_vgf_target_is_one_line_and_exit_2(capsys, profile, said):

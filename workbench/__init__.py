@@ -44,6 +44,7 @@ _LAZY = {
     "diff": ("batch.comparisons.diffs", "diff"),
     "find_culprits": ("batch.authoring.culprits", "find_culprits"),
     "hunt": ("batch.hunt.search", "hunt"),
+    "Baseline": ("batch.hunt.space", "Baseline"),
     "compare_backends": ("batch.comparisons.backends", "compare_backends"),
     "from_arm_tests": ("batch.arm_tests.suite", "from_arm_tests"),
     "run_arm_tests": ("batch.arm_tests.suite", "run_arm_tests"),
@@ -79,6 +80,7 @@ def __getattr__(name):
 
 
 __all__ = [
+    "Baseline",
     "CaseResult",
     "InputMismatchError",
     "Numerics",

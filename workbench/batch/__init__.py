@@ -2,8 +2,10 @@
 
 At its root, the engine and its values, which name no feature:
 - `matrix`: a matrix of cases (operators x dtypes x profiles x policies) as one value, and the presets;
-- `sweeps`: a matrix swept in forked workers (`dask_runner`: on a Dask cluster), cached, and a whole model's
-  summary under profiles x policies (`architecture_summary`);
+- `sweeps`: a matrix swept, and a whole model's summary under profiles x policies (`architecture_summary`);
+- `runner`: the one runner of cases: the cache first, then the forked workers (`dask_runner`: a Dask cluster),
+  then the results stored;
+- `elsewhere`: the one way work runs on another Arm backend: a new process, JSON both ways;
 - `cache`: one JSON file per case, keyed on everything that can change a verdict;
 - `results_io`: sweep results as CSV or Parquet;
 - `progress`: the progress bar of a sweep, a hunt or a run of executorch's Arm tests;

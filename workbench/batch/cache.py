@@ -7,9 +7,8 @@ the Arm backend in use, so changing any of them misses exactly what it should. A
 read is never cached (the sweep says so in its results). A file that cannot be read back is reported with a
 warning and recomputed.
 
-A case of executorch's own Arm tests (batch/arm_tests/cache.py) is keyed on its test id, its recorded fields, a
-hash of every .py file of the Arm backend's test tree it was read from (`tree_fingerprint`) and the same
-environment; the cases read from one test file are kept too, keyed on the tree, the file and the cap.
+Work of another kind keys its results with `digest` over its own fields, `tree_fingerprint` of the files it is
+read from and the same `environment()`, and keeps other JSON values under a folder of its own (`put_entry`).
 """
 
 from __future__ import annotations
@@ -60,7 +59,8 @@ def tree_fingerprint(root: Path) -> str:
                                         for p in root.rglob("*.py"))), root)
 
 
-def _digest(payload: dict) -> str:
+def digest(payload: dict) -> str:
+    """The key of a JSON-able `payload`: its sha256, fields in sorted order."""
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
@@ -75,7 +75,7 @@ def key_of(case, fingerprints: tuple[str, str], context: dict | None = None) -> 
     (policy, transform passes) fingerprints CaseKeys takes once. `context`: environment() taken once by a caller
     that keys many cases (it reads the package's files)."""
     policy, passes = fingerprints
-    return _digest({"op": case.name, "dtype": case.dtype, "seed": case.seed, "profile": case.profile.name,
+    return digest({"op": case.name, "dtype": case.dtype, "seed": case.seed, "profile": case.profile.name,
                     "policy": policy, **({"transform_passes": passes} if passes else {}),
                     **({"quantization": case.quantization_name} if case.quantization_name else {}),
                     **({"trace": True} if case.trace else {}), **(context or environment())})
@@ -112,19 +112,8 @@ class CaseKeys:
         return key_of(case, prints, self.context)
 
 
-def arm_test_key(test_id: str, record: str, tests_tree: str, context: dict) -> str:
-    """The key of one case of executorch's Arm tests: its test id, its recorded fields (`record`: the
-    ArmTestCase's repr), the tree_fingerprint of the test folder it was read from, and environment() (`context`)."""
-    return _digest({"arm_test": test_id, "record": record, "tests_tree": tests_tree, **context})
-
-
-def arm_test_file_key(file: str, cap: int | None, tests_tree: str, context: dict) -> str:
-    """The key of the cases read from one of executorch's Arm test files with at most `cap` per test function."""
-    return _digest({"arm_test_file": file, "cap": cap, "tests_tree": tests_tree, **context})
-
-
 def request_key(request: dict) -> str:
-    return _digest({"request": request, **environment()})
+    return digest({"request": request, **environment()})
 
 
 class ResultCache:
@@ -182,7 +171,7 @@ class ResultCache:
         self._write("cases", key, result.to_dict() if sent is None else sent)
 
     def get_entry(self, kind: str, key: str):
-        """The JSON value stored under `kind` (a folder of the cache, e.g. "arm_test_files") and `key`, or None."""
+        """The JSON value stored under `kind` (a folder of the cache) and `key`, or None."""
         return self._read(kind, key)
 
     def put_entry(self, kind: str, key: str, payload) -> None:

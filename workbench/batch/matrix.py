@@ -5,8 +5,9 @@
 
 Sweeps, `compare_backends`, the Dask path and the CLI all take one; a preset is one. `cases()` expands it into
 checked Cases (a dtype an operator does not support is skipped, not an error). Names are checked when the matrix is
-expanded, before any case runs; a matrix that must go to another process (a Dask cluster, a sweep on another Arm
-backend) names its policies and passes, since code cannot travel there: `portable()` says what does not.
+expanded, before any case runs; a matrix that must go to another process (a sweep on another Arm backend:
+batch/elsewhere.py) names its policies and passes, since code cannot travel there: `portable()` says what does not,
+and `to_dict`/`from_dict` carry it as names.
 """
 
 from __future__ import annotations
@@ -135,20 +136,22 @@ class Matrix:
         """Each policy as a name another process can look up (the caller has checked `portable()`)."""
         return [p if isinstance(p, str) else p.name for p in self.policies]
 
-    def to_arguments(self) -> list[str]:
-        """The matrix as `workbench sweep` options (the caller has checked `portable()`)."""
-        arguments = ["--seed", str(self.seed), "--quantization", self.quantization]
-        arguments += ["--trace"] if self.trace else []
-        # the sweep command has no "every operator": ops=None is named operator by operator
-        arguments += ["--ops", *(self.ops if self.ops is not None else [e.name for e in self._every_operator()])]
-        if self.dtypes is not None:
-            arguments += ["--dtypes", *self.dtypes]
-        arguments += ["--profiles", *(str(p) for p in self.profiles)]
-        for name in self.policy_names():
-            arguments += ["--policy", str(name)]
-        for name in self.transform_passes:
-            arguments += ["--transform-pass", name]
-        return arguments
+    def to_dict(self, going_to: str = "a matrix sent to another process") -> dict:
+        """The matrix as JSON values, every policy and pass by name; refused with the one message of a matrix that
+        cannot travel (`going_to`: what runs in the other process) when `portable()` says why not."""
+        problem = self.portable()
+        if problem is not None:
+            raise WorkbenchError(f"{going_to} runs in a new process, which looks policies and passes up by name: "
+                                 f"{problem}")
+        return {"ops": None if self.ops is None else list(self.ops),
+                "dtypes": None if self.dtypes is None else list(self.dtypes),
+                "profiles": [str(p) for p in self.profiles], "policies": [str(p) for p in self.policy_names()],
+                "transform_passes": list(self.transform_passes), "seed": self.seed,
+                "quantization": self.quantization, "trace": self.trace, "description": self.description}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Matrix":
+        return cls(**data)
 
 
 def _is_builtin(policy) -> bool:

@@ -1,4 +1,5 @@
-"""Sweep results on disk: one row per case, as CSV or Parquet, read back with the same dtypes."""
+"""Sweep results as a table (`results_table`) and on disk: one row per case, as CSV or Parquet, read back with the
+same dtypes."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.errors import ResultsFileError
-from ..core.rows import LATER_COLUMNS, RESULT_COLUMNS, VELA_COLUMNS, VGF_COLUMNS
+from ..core.rows import LATER_COLUMNS, RESULT_COLUMNS, VELA_COLUMNS, VGF_COLUMNS, columns_for, result_row
 
 # Vela's figures are floats too: a TOSA profile's case has none (NaN), and a count read back from CSV is "36.0".
 FLOAT_COLUMNS = ("max_abs_error", "max_steps", "seconds", *VELA_COLUMNS)
@@ -24,6 +25,15 @@ VGF_FLOAT_COLUMNS = VGF_COLUMNS[1:]
 FORMATS = {".csv": "CSV", ".parquet": "Parquet"}
 
 _BOOLS = {"true": True, "1": True, "1.0": True, "false": False, "0": False, "0.0": False}
+
+
+def results_table(results_with_cached, *, typed: bool = False) -> pd.DataFrame:
+    """A sweep's DataFrame from (CaseResult, whether it came from the cache) pairs: one row per result
+    (core/rows.py); typed=True: with the columns typed as a results file is read back (load_results)."""
+    pairs = list(results_with_cached)
+    table = pd.DataFrame([result_row(r, cached) for r, cached in pairs],
+                         columns=columns_for(r.profile for r, _ in pairs))
+    return load_results(table) if typed else table
 
 
 def save_results(frame: pd.DataFrame, path) -> Path:

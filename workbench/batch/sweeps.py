@@ -13,31 +13,34 @@ and refuses anything else before any work starts.
 
 from __future__ import annotations
 
-import os
+import sys
 from collections import Counter
 from dataclasses import replace
 
 from ..core.errors import WorkbenchError
-from ..core.outcomes import STOPPED_OUTCOMES
-from ..core.rows import columns_for, result_row
 from ..stack.call_scope import scoped
-from .cache import CaseKeys, ResultCache, request_key
+from .cache import ResultCache, request_key
+from .elsewhere import job, label, run_elsewhere, runs_here
 from .matrix import Matrix
 from .progress import ProgressBar
+from .runner import CaseRunner, result_store
 
 UNCACHED_NOTE = ("not cached: the policy's checks or a transform pass have no readable source, so an edit of them "
                  "could not be told from a cached result")
 
 
 class _Progress:
-    """The sweep's bar, with counts by outcome as it goes."""
+    """The sweep's bar, with counts by outcome as it goes; `start` once the number of cases is known."""
 
-    def __init__(self, total: int, enabled: bool):
+    def __init__(self, enabled: bool):
         self.counts: Counter = Counter()
-        self.bar = ProgressBar(enabled and bool(total), total, "sweep", "case")
+        self.enabled, self.bar = enabled, None
 
-    def update(self, outcome: str, cached: bool) -> None:
-        self.counts[outcome] += 1
+    def start(self, total: int) -> None:
+        self.bar = ProgressBar(self.enabled and bool(total), total, "sweep", "case")
+
+    def update(self, result, cached: bool) -> None:
+        self.counts[result.outcome.value] += 1
         if cached:
             self.counts["cached"] += 1
         self.bar.advance(1, dict(self.counts))
@@ -66,41 +69,25 @@ def sweep(matrix: Matrix, *, cache=True, workers: int | None = None, timeout: fl
 
     cache: True (the default location), False, or a folder. workers: processes (default: the number of cores).
     timeout: seconds per case (isolation.DEFAULT_TIMEOUT_SECONDS by default). scheduler: a Dask scheduler address to
-    run on a cluster instead. arm_backend: an executorch checkout (or its backends/arm) or "installed"; None: this
-    process's (see workbench.use_arm_backend). A backend other than the one this process already imported runs
-    the sweep in a new process.
+    run on a cluster instead. arm_backend: an executorch checkout (or its backends/arm), a named branch or
+    "installed"; None: this process's (see workbench.use_arm_backend). A backend other than the one this process
+    already imported runs the sweep in a new process (batch/elsewhere.py).
     """
-    import pandas as pd
+    from .results_io import results_table
 
-    matrix = _checked(matrix, scheduler)
-    if arm_backend is not None:
-        from ..stack.arm_backend import ArmBackendAlreadyImportedError, use_arm_backend
-
-        try:
-            use_arm_backend(arm_backend)  # this process's backend already, or it can still switch to it
-        except ArmBackendAlreadyImportedError:
-            return sweep_in_new_process(matrix, arm_backend, dict(cache=cache, workers=workers, timeout=timeout,
-                                                                  scheduler=scheduler))
     results = sweep_results(matrix, cache=cache, workers=workers, timeout=timeout, scheduler=scheduler,
-                            progress=progress)
-    return pd.DataFrame([result_row(r, cached) for r, cached in results.with_cached()],
-                        columns=columns_for(r.profile for r in results))
-
-
-def _label(requested) -> str:
-    from ..stack import arm_backend
-
-    if str(requested) == arm_backend.INSTALLED:
-        return arm_backend.INSTALLED
-    return arm_backend.describe(arm_backend.resolve_folder(requested)).label
+                            arm_backend=arm_backend, progress=progress)
+    # a sweep from another process is typed as its results file was read back before (load_results)
+    return results_table(results.with_cached(), typed=results.elsewhere)
 
 
 class SweepResults(list):
-    """The CaseResults of a sweep in matrix order; `with_cached()` pairs each with whether it came from the cache."""
+    """The CaseResults of a sweep in matrix order; `with_cached()` pairs each with whether it came from the cache;
+    `elsewhere`: swept in another process (its results hold no case)."""
 
-    def __init__(self, results, cached):
+    def __init__(self, results, cached, elsewhere: bool = False):
         super().__init__(results)
-        self.cached = list(cached)
+        self.cached, self.elsewhere = list(cached), elsewhere
 
     def with_cached(self):
         return zip(self, self.cached)
@@ -108,45 +95,37 @@ class SweepResults(list):
 
 @scoped
 def sweep_results(matrix: Matrix, *, cache=True, workers: int | None = None, timeout: float | None = None,
-                  scheduler: str | None = None, progress: bool = False) -> SweepResults:
-    """The same sweep as full CaseResults (nodes, delegates, outputs, the case), for analyses beyond the table."""
+                  scheduler: str | None = None, arm_backend=None, progress: bool = False) -> SweepResults:
+    """The same sweep as full CaseResults (nodes, delegates, outputs, the case), for analyses beyond the table.
+    Swept on another Arm backend (`arm_backend`, in a new process), its results hold no case."""
     matrix = _checked(matrix, scheduler)
-    store = ResultCache(None if cache is True else cache) if cache else None
+    options = dict(cache=cache, workers=workers, timeout=timeout, scheduler=scheduler, progress=progress)
+    if arm_backend is not None and not runs_here(arm_backend):
+        return sweep_elsewhere(matrix, arm_backend, options)
+    return _swept_here(matrix, **options)
+
+
+def _swept_here(matrix: Matrix, *, cache, workers, timeout, scheduler, progress) -> SweepResults:
+    store = result_store(cache)
     request = matrix.request()  # names only: read without importing torch
+    bar = _Progress(progress)
     if store is not None and request is not None:
-        answered = _answered_from_cache(store, request, progress)
+        answered = _answered_from_cache(store, request, bar)
         if answered is not None:
             return answered
-
-    cases = matrix.cases()
-    keying = CaseKeys()
-    keys = {case: keying.key(case) for case in cases}  # None: not cacheable (code without a readable source)
-    results: dict = {}  # case -> (result, cached)
-    bar = _Progress(len(cases), progress)
-    for case in cases if store is not None else ():
-        hit = store.get(keys[case]) if keys[case] is not None else None
-        if hit is not None:
-            results[case] = (replace(hit, case=case), True)
-            bar.update(hit.outcome.value, True)
-    groups: dict[tuple, list] = {}
-    for case in cases:
-        if case not in results:
-            groups.setdefault((case.name, case.dtype), []).append(case)
-    for result in _run(groups, workers, timeout, scheduler):
-        case = result.case
-        if keys[case] is None:
-            result = replace(result, notes=(*result.notes, UNCACHED_NOTE))
-        results[case] = (result, False)
-        if store is not None and keys[case] is not None and result.outcome not in STOPPED_OUTCOMES:
-            store.put(keys[case], result)
-        bar.update(result.outcome.value, False)
+    groups = list(matrix.groups().values())
+    runner = CaseRunner(store, workers, timeout, scheduler, progress=bar.update)
+    bar.start(sum(len(cases) for cases in groups))
+    paired = [pair for group in runner.run_with_cached(groups) for pair in group]
     bar.close()
-    if store is not None and request is not None and None not in keys.values():
-        store.put_request(request_key(request), [keys[c] for c in cases])
-    return SweepResults([results[c][0] for c in cases], [results[c][1] for c in cases])
+    keys = [runner.keys.key(result.case) for result, _ in paired]  # None: not cacheable (code without a source)
+    if store is not None and request is not None and None not in keys:
+        store.put_request(request_key(request), keys)
+    return SweepResults([result if key is not None else replace(result, notes=(*result.notes, UNCACHED_NOTE))
+                         for (result, _), key in zip(paired, keys)], [cached for _, cached in paired])
 
 
-def _answered_from_cache(store: ResultCache, request: dict, progress: bool) -> SweepResults | None:
+def _answered_from_cache(store: ResultCache, request: dict, bar: "_Progress") -> SweepResults | None:
     """The whole sweep from the cache, when an identical request was answered before and all its cases remain
     (its results hold no case: nothing was imported to make one)."""
     keys = store.get_request(request_key(request))
@@ -155,62 +134,33 @@ def _answered_from_cache(store: ResultCache, request: dict, progress: bool) -> S
     hits = [store.get(k) for k in keys]
     if any(h is None for h in hits):
         return None
-    bar = _Progress(len(hits), progress)
+    bar.start(len(hits))
     for hit in hits:
-        bar.update(hit.outcome.value, True)
+        bar.update(hit, True)
     bar.close()
     return SweepResults(hits, [True] * len(hits))
 
 
-def _run(groups: dict, workers, timeout, scheduler):
-    if not groups:
-        return iter(())
-    if scheduler is not None:
-        from .dask_runner import run_on_dask
+def sweep_elsewhere(matrix: Matrix, arm_backend, options: dict, why: str = "this one has imported another") \
+        -> SweepResults:
+    """The sweep in a new process on `arm_backend` (this one keeps the backend it imported); `options`: cache,
+    workers, timeout, scheduler and progress as sweep_results takes them."""
+    from ..core.records import result_from_dict
 
-        return run_on_dask(scheduler, groups)
-    return _run_local(groups, workers, timeout)
-
-
-def _run_local(groups: dict, workers: int | None, timeout: float | None):
-    from ..pipeline.isolation import WorkerPool
-    from ..pipeline.run import run_case, run_group
-
-    pool = WorkerPool(workers or os.cpu_count() or 1, timeout=timeout, warm_up=run_case)
-    return pool.results([(cases, run_group) for cases in groups.values()])
+    request = {"scheduler": None, "progress": False, **options,
+               "matrix": matrix.to_dict("a sweep on another Arm backend"),
+               "cache": options["cache"] if isinstance(options["cache"], bool) else str(options["cache"])}
+    print(f"sweeping on the Arm backend {label(arm_backend)} in a new process: {why}", file=sys.stderr)
+    answer = run_elsewhere(sweep_job, request, arm_backend, "the sweep")
+    return SweepResults([result_from_dict(r) for r in answer["results"]], answer["cached"], elsewhere=True)
 
 
-def sweep_in_new_process(matrix: Matrix, requested, options: dict, why: str = "this one has already imported another"):
-    """The sweep on another Arm backend, by the CLI in a new process (this one keeps the backend it imported).
-    `options`: cache, workers, timeout, scheduler as for `sweep`."""
-    import subprocess
-    import sys
-    import tempfile
-
-    from .results_io import load_results
-
-    problem = matrix.portable()
-    if problem is not None:
-        raise WorkbenchError(f"a sweep on another Arm backend runs in a new process, which looks policies and "
-                             f"passes up by name: {problem}")
-    command = [sys.executable, "-m", "workbench", "sweep", "--arm-backend", str(requested), *matrix.to_arguments()]
-    for option in ("workers", "scheduler", "timeout"):
-        if options.get(option) is not None:
-            command += [f"--{option}", str(options[option])]
-    cache = options.get("cache", True)
-    if cache is False:
-        command.append("--no-cache")
-    elif cache is not True:
-        command += ["--cache-dir", str(cache)]
-    with tempfile.TemporaryDirectory(prefix="workbench-sweep-") as folder:
-        out = f"{folder}/results.parquet"
-        print(f"sweeping on the Arm backend {_label(requested)} in a new process: {why}", file=sys.stderr)
-        done = subprocess.run([*command, "--out", out], capture_output=True, text=True)
-        if done.returncode != 0:
-            detail = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit code {done.returncode}"
-            raise WorkbenchError(f"the sweep on the Arm backend {requested} failed: {detail}")
-        print(done.stdout.strip(), file=sys.stderr)
-        return load_results(out)
+@job("sweep")
+def sweep_job(request: dict) -> dict:
+    """The child's side of a sweep on another Arm backend: the matrix by name, its results as dicts."""
+    options = {name: request[name] for name in ("cache", "workers", "timeout", "scheduler", "progress")}
+    results = sweep_results(Matrix.from_dict(request["matrix"]), **options)
+    return {"results": [r.to_dict() for r in results], "cached": results.cached}
 
 
 def architecture_summary(name: str, dtype: str | None = None, profiles=None, policies=None, *, seed: int = 0):

@@ -15,9 +15,11 @@ REPORT_SUFFIXES = (".md", ".html")
 
 
 def add_parser(sub, add_policy_option, add_cache_options, add_arm_backend_option) -> None:
-    hunt = sub.add_parser("hunt", help="draw small programs, run them under a policy and profile, and report the "
-                          "ones that break the partitioner's contract (accepted, then lowering fails; a delegated "
-                          "result outside its yardstick; a crash), each class shrunk to a minimal module")
+    summary = "search for small programs the partitioner gets wrong"
+    hunt = sub.add_parser("hunt", help=summary, description=f"{summary}: draw small programs, run them under a "
+                          "policy and profile, and report the ones that break the partitioner's contract (accepted, "
+                          "then lowering fails; a delegated result outside its yardstick; a crash), each class shrunk "
+                          "to a minimal module")
     hunt.add_argument("--profile", action="append", required=True, help="a TOSA profile, an Ethos-U target or a "
                       "VGF target (vgf:TOSA-1.0+FP: two TOSA implementations, judged one by one; repeat for several)")
     add_policy_option(hunt, several=True)
@@ -31,9 +33,13 @@ def add_parser(sub, add_policy_option, add_cache_options, add_arm_backend_option
     hunt.add_argument("--seed", type=int, default=0, help="which programs are drawn (default 0): program N of a "
                       "seed is the same on every run, so a seed and --programs make a hunt repeatable; another seed "
                       "draws other programs (classes an earlier hunt found are replayed whatever the seed)")
-    hunt.add_argument("--against", default=None, help="a baseline: a policy, a profile (e.g. the same one "
-                      "without an extension), or another Arm backend (a checkout, a named branch, BASE+PATCH, or "
-                      "'installed' with --arm-backend BACKEND); report only what is worse than there")
+    baseline = hunt.add_argument_group("a baseline, at most one: report only what is worse than under it")
+    baseline.add_argument("--against-profile", metavar="PROFILE", default=None, help="a profile, e.g. the same "
+                          "one without an extension")
+    baseline.add_argument("--against-policy", metavar="POLICY", default=None, help="a policy, e.g. stock")
+    baseline.add_argument("--against-arm-backend", metavar="BACKEND", default=None, help="another Arm backend: an "
+                          "executorch checkout, a named branch, BASE+PATCH, or 'installed' with --arm-backend BACKEND "
+                          "(run in a new process)")
     hunt.add_argument("--quantization", metavar="NAME", default=None, help="how qint8 programs are quantized "
                       "(default int8)")
     hunt.add_argument("--scheduler", default=None, help="a Dask scheduler's address: run the programs on a cluster")
@@ -61,8 +67,10 @@ def run(args) -> None:
              "quantization": args.quantization, "seed": args.seed}
     matrix = Matrix(**{name: value for name, value in given.items() if value is not None})
     cache = cache_of(args)
-    found = hunt(matrix, budget=args.budget, programs=args.programs, against=args.against,
-                 workers=args.workers, cache=cache, scheduler=args.scheduler, progress=not args.json)
+    against = baseline_of(args)
+    # the bar only where someone watches it: piped or redirected, the output is the summary alone
+    found = hunt(matrix, budget=args.budget, programs=args.programs, against=against, workers=args.workers,
+                 cache=cache, scheduler=args.scheduler, progress=not args.json and sys.stderr.isatty())
     print(json.dumps(found.to_dict(), indent=2) if args.json else found)
     if args.out:
         path = Path(args.out)
@@ -73,6 +81,19 @@ def run(args) -> None:
 
         written = write_tests(found, args.out_tests)
         print(f"wrote {len(written)} test file{'s' * (len(written) != 1)} to {args.out_tests}", file=sys.stderr)
+
+
+def baseline_of(args):
+    """The one baseline the flags give (a Baseline), or None; two of them are refused in one line."""
+    from ..batch.hunt.space import Baseline
+
+    given = [(kind, value) for kind, value in (("profile", args.against_profile), ("policy", args.against_policy),
+                                               ("arm_backend", args.against_arm_backend)) if value is not None]
+    if len(given) > 1:
+        named = " and ".join(f"--against-{kind.replace('_', '-')} {value}" for kind, value in given)
+        raise WorkbenchError(f"a hunt has at most one baseline, got {named}: give one of --against-profile, "
+                             "--against-policy or --against-arm-backend")
+    return Baseline(*given[0]) if given else None
 
 
 def check_tests_folder(path) -> Path:

@@ -12,7 +12,7 @@ from typing import Any
 from .backend_record import INSTALLED, ArmBackend, label_of  # noqa: F401 (part of what a result is made of)
 from .outcomes import Numerics, Outcome, Stage, is_quantize_dequantize  # noqa: F401 (read through records too)
 from .spec_check import SpecCheck
-from .text import case_label, steps_text
+from .text import case_label, deciding_nodes, steps_text
 from .trace_row import TraceRow
 from .vela import VelaReport
 from .vgf import VgfFile
@@ -90,13 +90,12 @@ class ErrorInfo:
 
     def _outside_lowering_line(self) -> str:
         """`no lowering pass: the reference stage (the TOSA reference model running the lowered graph) at TOSA POW,
-        node ..., said: <its message>`."""
+        node ...`; its message is the root cause, said beside this line."""
         at = [f"TOSA {found[1]}"] if (found := _AT_TOSA_OPERATOR.search(self.root_cause)) else []
         if self.failing_node is not None:
             at.append(f"node {self.failing_node.describe()}")
         where = f" at {', '.join(at)}" if at else ""
-        return (f"no lowering pass: the {self.stage} stage ({STAGES_WITHOUT_PASSES[self.stage]}){where} said: "
-                f"{self.root_cause}")
+        return f"no lowering pass: the {self.stage} stage ({STAGES_WITHOUT_PASSES[self.stage]}){where}"
 
     @classmethod
     def from_dict(cls, data: dict) -> "ErrorInfo":
@@ -284,10 +283,11 @@ class CaseResult:
         return case_label(self.op, self.dtype, self.quantization, self.profile)
 
     def reason_summary(self) -> str:
-        """One line: the error's root cause, else the first rejection reason, else the first note."""
+        """One line: the error's root cause, else the first rejection reason of a node that made the outcome
+        (text.deciding_nodes: not a quantize/dequantize at a delegate's boundary), else the first note."""
         if self.error is not None:
             return self.error.one_line()
-        for node in self.cpu_nodes:
+        for node in deciding_nodes(self) or self.cpu_nodes:  # the nodes that made the outcome first
             if node.reason:
                 return f"{node.name}: {node.reason}"
         return self.notes[0] if self.notes else ""

@@ -6,7 +6,7 @@ import re
 import shutil
 
 from . import vela
-from .outcomes import Numerics, Outcome
+from .outcomes import Numerics, Outcome, is_quantize_dequantize
 from .rows import result_row
 from .vgf import agreements, is_target as is_vgf_target
 
@@ -137,6 +137,29 @@ def table(rows: list[list[str]], headers: list[str], *, width: int | None = None
     return "\n".join(lines)
 
 
+def deciding_nodes(result) -> list:
+    """The nodes that make a `partial` or `fallback` outcome: those kept on CPU that are not a quantize/dequantize,
+    the rule stages/partition.py's `lowered_layout` decides the outcome by (a quantize/dequantize at a delegate's
+    float boundary stays on CPU in a wholly delegated model too); [] for any other outcome."""
+    if result.outcome not in (Outcome.PARTIAL, Outcome.FALLBACK):
+        return []
+    return [node for node in result.cpu_nodes if not is_quantize_dequantize(node.target)]
+
+
+def outcome_reason(result) -> str:
+    """Why the result ended as it did, in one line, for the explorer's status line and the text view: the error's
+    root cause; else the first node that made the outcome (`deciding_nodes`) with the partitioner's reason, and
+    how many more there are; else the first note."""
+    if result.error is not None:
+        return result.error.one_line()
+    deciding = deciding_nodes(result)
+    if deciding:
+        first = deciding[0]
+        more = f" (and {len(deciding) - 1} more node(s) on CPU)" if len(deciding) > 1 else ""
+        return f"{first.name}: {readable_reason(first.reason or 'kept on CPU')}{more}"
+    return result.notes[0] if result.notes else ""
+
+
 def format_result(result, *, width: int | None = None, wide: bool = False) -> str:
     """The text view of a result; its node table fits `width` (None: the terminal's), or one line per node when
     `wide` (see `table`)."""
@@ -144,6 +167,10 @@ def format_result(result, *, width: int | None = None, wide: bool = False) -> st
     if result.transform_passes:
         head += f" transform_passes={','.join(result.transform_passes)}"
     lines = [head, f"outcome: {result.outcome.value}   numerics: {result.numerics.value}{numerics_sources(result)}"]
+    deciding = deciding_nodes(result)
+    if deciding:  # their reasons are in the node table below: here only which nodes made the outcome
+        more = f" and {len(deciding) - 1} more" if len(deciding) > 1 else ""
+        lines.append(f"why {result.outcome.value}: {deciding[0].name}{more} kept on CPU (reasons below)")
     if result.arm_backend:
         lines.append(f"Arm backend: {result.arm_backend_label}")
     if result.error is not None:

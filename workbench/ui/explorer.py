@@ -25,8 +25,9 @@ from ..pipeline.run import run
 from ..stages import transform_passes
 from ..stack import arm_backend, profiles
 from ..views.graph.partition import partition_graph
+from .flatbuffers import save_flatbuffers as write_flatbuffers
 from .graph_view import GraphView
-from .html_parts import EXPLORER_STYLE, summary_html, table_html
+from .html_parts import EXPLORER_STYLE, error_parts, summary_html, table_html, tosa_tab_html
 from .shown_case import CUSTOM_PROFILE, choose_profile, set_controls, shown_line
 from .trace_view import TraceView
 from .vela_view import VelaView, status_reason
@@ -36,6 +37,7 @@ TAB_TITLES = ("Partition graph", "Reasons", "Numerics", "TOSA", "Vela", "VGF", "
 GRAPH_TAB, REASONS_TAB, NUMERICS_TAB, TOSA_TAB, VELA_TAB, VGF_TAB, ERROR_TAB, REPRODUCE_TAB = range(len(TAB_TITLES))
 # Rendered with every result, being what is read first; the other tabs wait until opened.
 EAGER_TABS = (GRAPH_TAB, REASONS_TAB)
+NO_RESULT = "no result: the last Run was refused (see the line above the tabs)"
 
 
 def _row(*children) -> widgets.HBox:
@@ -232,10 +234,10 @@ class Explorer(widgets.VBox):
                            trace=self.trace.value)
             result = run(case, isolate=self.isolate.value)
         except WorkbenchError as exc:  # bad input: said inline, never as a traceback
-            self.status.value = f"<span style='color:#c62828'>✗ {html.escape('; '.join(str(exc).splitlines()))}</span>"
+            self._refused(html.escape('; '.join(str(exc).splitlines())))
             return None
         except Exception as exc:  # a failure of the workbench itself must not break the widget either
-            self.status.value = f"<span style='color:#c62828'>✗ {html.escape(type(exc).__name__)}: {html.escape(str(exc))}</span>"
+            self._refused(f"{html.escape(type(exc).__name__)}: {html.escape(str(exc))}")
             return None
         finally:
             self.run_button.disabled = False
@@ -243,6 +245,21 @@ class Explorer(widgets.VBox):
             self.progress.layout.display = "none"
         self._show(result)
         return result
+
+    def _refused(self, why: str) -> None:
+        """A Run that gave no result: the error on the status line, and nothing of the previous case left on
+        screen (its summary, graph and tabs would read as this run's): each tab says why it is empty."""
+        with self._render_lock:
+            self.result = self.graph = None
+            self._rendered_tabs.clear()
+            self._clear_lazy_tabs()
+            self.summary_html.value = self.shown_html.value = self.culprits_html.value = ""
+            self.save_button.disabled = self.culprits_button.disabled = True
+            self.graph_view.clear(NO_RESULT)
+            for tab in (self.reasons_html, self.numerics_html, self.tosa_html, self.vela_view, self.vgf_view,
+                        self.error_html, self.reproduce_html):
+                tab.value = f"<i class='wb-no-result'>{NO_RESULT}</i>"
+            self.status.value = f"<span style='color:#c62828'>✗ {why}</span>"
 
     def show(self, result) -> None:
         """Show a result made elsewhere (run_case, run_model, a file): the controls are set to its case where they
@@ -297,12 +314,13 @@ class Explorer(widgets.VBox):
 
     def _clear_lazy_tabs(self) -> None:
         """Empty the tabs rendered when opened, so none shows the previous result meanwhile."""
-        self.numerics_html.value = self.tosa_html.value = self.reproduce_html.value = ""
+        self.numerics_html.value = self.tosa_html.value = self.reproduce_html.value = self.save_status.value = ""
         self.trace_view.clear()
         self.vela_view.clear()
         self.vgf_view.clear()
         self._set_numerics_image(b"")
         self.error_html.value = self.traceback_html.value = ""
+        self.traceback_fold.layout.display = "none"  # an empty fold reads as a missing traceback
 
     def _render_graph(self, result) -> None:
         self.graph_view.show(result, self.graph)
@@ -324,20 +342,11 @@ class Explorer(widgets.VBox):
         self.numerics_image.layout.display = None if png else "none"  # an empty image shows as a broken one
 
     def _render_tosa(self, result) -> None:
-        self.tosa_html.value = views.tables.spec_check_html(result) + table_html(views.tosa_frame(result))
+        self.tosa_html.value = tosa_tab_html(result)
 
     def _render_error(self, result) -> None:
-        if result.error is None:
-            self.error_html.value = "<i>no error</i>"
-            self.traceback_html.value = ""
-            return
-        self.error_html.value = (
-            f"<b>stage:</b> {html.escape(result.error.stage)}<br>"
-            f"<b>root cause:</b> {html.escape(result.error.root_cause_type)}: "
-            f"{html.escape(result.error.root_cause)}<br>"
-            f"<b>failing pass / node:</b> {html.escape(result.error.failing_line())}"
-        )
-        self.traceback_html.value = f"<pre>{html.escape(result.error.traceback)}</pre>"
+        self.error_html.value, self.traceback_html.value = error_parts(result)
+        self.traceback_fold.layout.display = None if self.traceback_html.value else "none"  # no empty fold
 
     def _render_reproduce(self, result) -> None:
         self.reproduce_html.value = f"<pre>{html.escape(views.reproduce_code(result), quote=False)}</pre>"
@@ -369,8 +378,7 @@ class Explorer(widgets.VBox):
         return search
 
     def open_in_model_explorer(self, folder: str | None = None, *, height: int = 700):
-        """The shown result in Google's Model Explorer (extra `model-explorer`), served on loopback and shown
-        as an IFrame when returned into a cell; opening another or closing the explorer stops it."""
+        """The shown result in Google's Model Explorer, an IFrame on loopback (ui/model_explorer_view.py)."""
         from .model_explorer_view import open_in_model_explorer
 
         if self.result is None:
@@ -383,17 +391,10 @@ class Explorer(widgets.VBox):
             self.model_explorer.stop()
         super().close()
 
-    def save_flatbuffers(self, folder: str = ".") -> list[str]:
-        """Write each delegate's TOSA flatbuffer next to the notebook; returns the paths."""
-        from pathlib import Path
-
+    def save_flatbuffers(self, folder: str | None = None) -> list[str]:
+        """Each delegate's TOSA flatbuffer written to `folder` (default: ui/flatbuffers.py's); the full paths."""
         if self.result is None:
             return []
-        stem = f"{self.result.op}-{self.result.dtype}-{self.result.profile}".replace("+", "_").replace(":", "_")
-        paths = []
-        for delegate in self.result.delegates:
-            path = Path(folder) / f"{stem}-{delegate.name}.tosa"
-            path.write_bytes(delegate.flatbuffer)
-            paths.append(str(path))
-        self.save_status.value = "saved " + ", ".join(html.escape(p) for p in paths)
+        paths = [str(path) for path in write_flatbuffers(self.result, folder)]
+        self.save_status.value = "saved " + ", ".join(f"<code>{html.escape(p)}</code>" for p in paths)
         return paths

@@ -2,7 +2,9 @@
 
 With Graphviz's `dot` installed every graph opens as the zoomable graph: one of up to `COLLAPSE_ABOVE`
 (views/graph/layout.py) nodes with all its delegates expanded (every node shown, reasons printed in the CPU
-nodes), a larger one with its delegates collapsed. The 'picture' toggle shows the matplotlib picture instead; it
+nodes), a larger one with its delegates collapsed. The 'picture' toggle shows the matplotlib picture instead (up
+to `PICTURE_MAX_NODES` computed nodes; a larger graph's picture cannot be read, so only the zoomable graph is offered
+and a note says so); it
 is drawn only when chosen (laying it out costs several times the SVG) and kept for the result (`picture_png` of
 views/graph/svg.py keeps the last few). The zoomable graph has: a 'delegates' dropdown (all collapsed, all
 expanded, or expand one), a search box (node name or target; matches outlined in magenta, a collapsed delegate
@@ -21,6 +23,9 @@ from ..views.graph.layout import GraphOptions, graph_structure
 from ..views.graph.svg import draw_graph, graphviz_missing, legend_html, picture_png, scale_svg
 
 PICTURE, ZOOMABLE = "picture", "zoomable graph"
+# Above this many computed nodes the matplotlib picture's boxes and labels are too small to read in the tab: the
+# picture is not offered (with Graphviz), the zoomable graph is, and the note says so.
+PICTURE_MAX_NODES = 40
 COLLAPSE_ALL, EXPAND_ALL = "__collapsed__", "__expanded__"
 SCROLL_HEIGHT = "640px"
 # The scroll box stays as wide as the tab (a flex item grows to its content, the SVG, unless allowed not to); a
@@ -77,7 +82,8 @@ class GraphView(widgets.VBox):
         missing = graphviz_missing()
         self._quiet = True
         try:
-            self.mode.options = [PICTURE] if missing else [PICTURE, ZOOMABLE]
+            self.mode.options = ([PICTURE] if missing else [ZOOMABLE] if self.picture_unreadable()
+                                 else [PICTURE, ZOOMABLE])
             self.mode.value = PICTURE if missing else ZOOMABLE
             self.expand.options = ([("all collapsed", COLLAPSE_ALL), ("all expanded", EXPAND_ALL)]
                                    + [(f"expand {g.key} ({len(g.members)} nodes)", g.key)
@@ -88,6 +94,17 @@ class GraphView(widgets.VBox):
         finally:
             self._quiet = False
         self.refresh()
+
+    def picture_unreadable(self) -> bool:
+        """Whether the shown graph is too large for the matplotlib picture to be read (PICTURE_MAX_NODES)."""
+        return self.structure is not None and self.structure.size > PICTURE_MAX_NODES
+
+    def clear(self, note: str) -> None:
+        """No result: nothing drawn, `note` said instead."""
+        self.result = self.graph = self.structure = None
+        self.picture.value, self.svg_box.value, self._svg = b"", "", ""
+        self.note.value = f"<small><i>{html.escape(note)}</i></small>"
+        self._display(picture=True)
 
     def refresh(self) -> None:
         """Draw what the controls ask for; the picture only when chosen, once per result."""
@@ -118,7 +135,10 @@ class GraphView(widgets.VBox):
         self._svg_options = options
         matches = (f"<div class='wb-graph-matches'><b>{html.escape(drawing.note)}</b></div>"
                    if drawing.note else "")
-        self.note.value = self._svg_note = matches + legend_html(self.graph)
+        unreadable = (f"<div class='wb-graph-no-picture'><small><i>{self.structure.size} nodes: too many for the "
+                      f"picture to be read (above {PICTURE_MAX_NODES}), so only this zoomable graph is offered"
+                      "</i></small></div>" if self.picture_unreadable() else "")
+        self.note.value = self._svg_note = unreadable + matches + legend_html(self.graph)
         self._place_svg()
         self._display(picture=False)
 

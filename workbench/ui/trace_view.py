@@ -69,7 +69,7 @@ def _trace_table_html(result) -> str:
     shown = ["delegate", "tosa_op", "tensor", "fx_node", "dtype", "shape", "within_tolerance", "error", "note"]
     if frame["delegate"].nunique() == 1:
         shown.remove("delegate")
-    return _TRACE_STYLE + table_html(frame[shown])
+    return _TRACE_STYLE + table_html(frame[shown], breaks=False)
 
 
 def _stand_in(row) -> str:

@@ -9,7 +9,7 @@ import html
 import ipywidgets as widgets
 
 from ..core.outcomes import COLOURS, Outcome
-from ..core.text import readable_reason
+from ..core.text import outcome_reason
 from ..views.tables import VELA_LAYERS_NOTE, vela_frame, vela_note, vela_summary_frame
 from .html_parts import table_html
 from .vgf_view import vgf_status
@@ -25,20 +25,21 @@ def vela_html(result) -> str:
     on_cpu = int((layers["placed"] == "CPU").sum())
     where = (f"{on_cpu} operator(s) placed on the CPU by Vela" if on_cpu else "every operator on the NPU")
     return (f"<b>Vela's estimates per delegate</b> ({html.escape(where)})<br>"
-            f"<div class='wb-vela-summary'>{table_html(vela_summary_frame(result))}</div>"
+            f"<div class='wb-vela-summary'>{table_html(vela_summary_frame(result), breaks=False)}</div>"
             f"<br><b>per layer</b>: {html.escape(VELA_LAYERS_NOTE)}<br>"
-            f"<div class='wb-vela-layers'>{table_html(layers)}</div>")
+            f"<div class='wb-vela-layers'>{table_html(layers, breaks=False)}</div>")
 
 
 def status_reason(result) -> str:
     """Why the shown result ended as it did, as the status line says it: a Vela or model-converter refusal, or a
     failed VGF run, in the tool's words and the outcome's (numerics') colour (ui/vgf_view.py), else the result's
-    own one line (`reason_summary`)."""
+    own one line (core/text.py's `outcome_reason`: the nodes that made the outcome, never a boundary
+    quantize/dequantize)."""
     error = result.error
     if result.outcome is Outcome.VELA_ERROR and error is not None:
         return (f"<span class='wb-vela-refusal' style='color:{COLOURS[Outcome.VELA_ERROR]}'>"
                 f"{html.escape(vela_note(result))}</span>")
-    return vgf_status(result) or html.escape(readable_reason(result.reason_summary()))
+    return vgf_status(result) or html.escape(outcome_reason(result))
 
 
 class VelaView(widgets.HTML):

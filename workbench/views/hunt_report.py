@@ -63,8 +63,8 @@ def _facts(finding) -> list[tuple[str, str]]:
                        + (f", quantized {result.quantization}" if result.quantization else "")
                        + (f", Arm backend {backend}" if backend else "")),
              ("variants seen", str(finding.variants) or "one dtype, shape and overload")]
-    if data["failing_pass"] or data["failing_node"]:
-        facts.append(("failing", f"in {data['failing_pass'] or 'pass unknown'} at {data['failing_node'] or '?'}"))
+    if result.error is not None and (data["failing_pass"] or data["failing_node"]):
+        facts.append(("failing", result.error.failing_line()))
     where = raised_at(result.error) if result.error is not None else ""
     if where:
         facts.append(("raised at", where))

@@ -1,14 +1,15 @@
 """The on-disk cache of executorch's Arm test cases (`run_arm_tests(..., cache=...)`): each case's result, and the
 cases read from each test file.
 
-A case's result is kept under cache.arm_test_key: its test id, its recorded fields (the ArmTestCase's repr, which
+A case's result is kept under `arm_test_key`: its test id, its recorded fields (the ArmTestCase's repr, which
 holds every field its expectation and its run are read from), a hash of every .py file of the Arm backend's test
 tree it was read from (the test file, the helpers it imports, tester/, common.py, conftest.py: any of them can
 change what the test builds) and the environment catalogue keys use (the workbench's result layers, the stack's
-versions, the Arm backend). A crashed or timed-out case is not kept (STOPPED_OUTCOMES), as in a sweep.
+versions, the Arm backend). The results are read and stored by the one runner (batch/runner.py), which keeps no
+crashed or timed-out case, as in a sweep.
 
 The cases read from one file are kept too (records without their module objects, which of them ran, the file's
-test functions, its import failure), under cache.arm_test_file_key (the tree, the file, the cap, the environment):
+test functions, its import failure), under `arm_test_file_key` (the tree, the file, the cap, the environment):
 a run whose cases are all cached reads no test file, runs nothing and imports neither torch nor executorch. A case
 whose result is not cached has its file read for real, so that it has a module to run.
 """
@@ -16,16 +17,25 @@ whose result is not cached has its file read for real, so that it has a module t
 from __future__ import annotations
 
 import warnings
-from dataclasses import fields, replace
+from dataclasses import replace
 from pathlib import Path
 
-from ...core.outcomes import STOPPED_OUTCOMES
 from ...stack.arm_tests.census import TestFunction
 from ...stack.arm_tests.record import ArmTestCase
-from ..cache import ResultCache, arm_test_file_key, arm_test_key, environment, tree_fingerprint
+from ..cache import ResultCache, digest, environment, tree_fingerprint
 
 FILES_KIND = "arm_test_files"  # the cache's folder of the cases read from each test file
-RECORDED = tuple(f.name for f in fields(ArmTestCase) if f.compare)  # the fields its repr shows, module objects not
+
+
+def arm_test_key(test_id: str, record: str, tests_tree: str, context: dict) -> str:
+    """The key of one case of executorch's Arm tests: its test id, its recorded fields (`record`: the
+    ArmTestCase's repr), the tree_fingerprint of the test folder it was read from, and environment() (`context`)."""
+    return digest({"arm_test": test_id, "record": record, "tests_tree": tests_tree, **context})
+
+
+def arm_test_file_key(file: str, cap: int | None, tests_tree: str, context: dict) -> str:
+    """The key of the cases read from one of executorch's Arm test files with at most `cap` per test function."""
+    return digest({"arm_test_file": file, "cap": cap, "tests_tree": tests_tree, **context})
 
 
 class _NotLoaded:
@@ -39,19 +49,6 @@ class _NotLoaded:
 NOT_LOADED = _NotLoaded()
 
 
-def record_to_dict(case: ArmTestCase) -> dict:
-    return {name: getattr(case, name) for name in RECORDED}
-
-
-def record_from_dict(data: dict) -> ArmTestCase:
-    return ArmTestCase(**{name: _tuples(value) for name, value in data.items()})
-
-
-def _tuples(value):
-    # JSON has lists only; every sequence field of ArmTestCase is a tuple (of strings, or of (op, count) pairs)
-    return tuple(_tuples(v) for v in value) if isinstance(value, list) else value
-
-
 class ArmTestCache:
     """The cache of one run of executorch's Arm tests read from the test folder `folder`; `cache` as for sweep
     (True: the default location, or a folder). The tree's hash and the environment are taken once."""
@@ -60,26 +57,15 @@ class ArmTestCache:
         self.store = ResultCache(None if cache is True else cache)
         self.tree = tree_fingerprint(folder)
         self.context = environment()
+        self.records: dict[str, ArmTestCase] = {}  # test id -> the record keyed under it
 
-    def key(self, case: ArmTestCase) -> str:
-        return arm_test_key(case.test_id, repr(case), self.tree, self.context)
-
-    # --- results ---------------------------------------------------------------------------------------------
-
-    def results(self, cases) -> dict:
-        """test id -> the cached CaseResult of each runnable one of `cases` whose result the cache holds."""
-        found = {}
-        for case in cases:
-            hit = self.store.get(self.key(case)) if case.runnable else None
-            if hit is not None:
-                found[case.test_id] = hit
-        return found
-
-    def keep(self, case: ArmTestCase, result, sent: dict | None = None) -> None:
-        """Store the CaseResult of `case` when it ran to an outcome (not crashed or timed out); `sent`: its
-        `to_dict()` when the caller has it (ResultCache.put)."""
-        if result.outcome not in STOPPED_OUTCOMES:
-            self.store.put(self.key(case), result, sent)
+    def key(self, item) -> str:
+        """The key of an ArmTestCase, or of the Case made of one (Case.of_arm_test, named by its test id) whose
+        record was keyed before: the keys of batch/runner.py's CaseRunner, which reads and stores the results."""
+        if isinstance(item, ArmTestCase):
+            self.records[item.test_id] = item
+        record = self.records[item.test_id if isinstance(item, ArmTestCase) else item.name]
+        return arm_test_key(record.test_id, repr(record), self.tree, self.context)
 
     # --- the cases read from each file -----------------------------------------------------------------------
 
@@ -111,7 +97,7 @@ class ArmTestCache:
                         read.import_failures.get(name)) for name in files}
         for name, (cases, census, failure) in parts.items():
             self.store.put_entry(FILES_KIND, self._file_key(name, cap), {
-                "cases": [record_to_dict(c) for c in cases], "import_failure": failure,
+                "cases": [c.to_dict() for c in cases], "import_failure": failure,
                 "runnable": [c.test_id for c in cases if c.runnable],
                 "census": [[f.name, list(f.builds)] for f in census]})
         return parts
@@ -123,7 +109,7 @@ def _entry_parts(entry, name: str) -> tuple[list, list, str | None] | None:
         return None
     try:
         runnable = set(entry["runnable"])
-        records = [record_from_dict(c) for c in entry["cases"]]
+        records = [ArmTestCase.from_dict(c) for c in entry["cases"]]
         return ([replace(c, module=NOT_LOADED) if c.test_id in runnable else c for c in records],
                 [TestFunction(name, function, tuple(builds)) for function, builds in entry["census"]],
                 entry["import_failure"])

@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING
 from ...core.errors import WorkbenchError
 from ...core.records import INSTALLED, ArmBackend
 from ...stack.arm_backend import ArmBackendError, resolve_folder
-from .suite import run_arm_tests, select_files, selection_items, tests_folder
+from .selection import select_files, selection_items, tests_folder
+from .suite import run_arm_tests
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -136,19 +137,19 @@ def compare_arm_tests(before, after, selection, *, cap: int | None = None, worke
     tables, seconds = {}, {}
     for side in SIDES:
         started = time.perf_counter()
-        tables[side] = run_arm_tests(list(selection), backend=requested[side], cap=cap, workers=workers,
+        tables[side] = run_arm_tests(list(selection), arm_backend=requested[side], cap=cap, workers=workers,
                                      timeout=timeout, progress=progress, cache=cache)
         seconds[side] = time.perf_counter() - started
     changed, only_before, only_after = compare_tables(tables["before"], tables["after"])
     return ArmTestComparison(
-        before=checks["before"].backend, after=checks["after"].backend, selection=selection, cap=cap, checks=checks,
+        before=checks["before"].arm_backend, after=checks["after"].arm_backend, selection=selection, cap=cap, checks=checks,
         before_table=tables["before"], after_table=tables["after"], changed=changed, only_before=only_before,
         only_after=only_after, seconds=seconds,
         import_failures={side: dict(tables[side].attrs.get("import_failures") or {}) for side in SIDES})
 
 
 def check_selection(before, after, selection) -> dict[str, str]:
-    """Each side as run_arm_tests' `backend` takes it ("installed" or its backends/arm folder), once each side's
+    """Each side as run_arm_tests' `arm_backend` takes it ("installed" or its backends/arm folder), once each side's
     test folder has a file for every pattern of `selection`; else an error naming the side. Reads names only."""
     requested = {}
     for side, backend in zip(SIDES, (before, after)):

@@ -4,10 +4,11 @@
     table = workbench.run_arm_tests(cases)          # result columns + test_id, expected, agrees, disagreement
     print(agreement_text(table))                  # workbench.batch.arm_tests.suite.agreement_text: the CLI's summary
 
-`from_arm_tests(selection, backend=None, cap=None)` reads the tests that build a TOSA, Ethos-U or VGF pipeline, or
+`from_arm_tests(selection, arm_backend=None, cap=None)` reads the tests that build a TOSA, Ethos-U or VGF pipeline, or
 whose name says they test a TOSA or Ethos-U one (stack/arm_tests/census.py), of the files matched by `selection`
 (paths relative to backends/arm/test, globs allowed; "all" or a folder such as "ops/" for the whole tree:
-expand_selection) from the installed executorch, or from a checkout's (`backend=path`: see stack/arm_backend.py),
+arm_tests/selection.py) from the installed executorch, or from a checkout's (`arm_backend=path`: see
+stack/arm_backend.py),
 without editing a file: one `ArmTestCase` per parametrization (at most `cap` per test function, the first ones),
 with its module, example inputs, profile, quantization and what the test expects (stack/arm_tests/capture.py,
 record.py). A file that does not import is reported in `cases.import_failures` and skipped; the rest goes on.
@@ -21,32 +22,31 @@ test tree it was read from (arm_tests/cache.py); a cached row says `cached`. Eac
 verdict agrees with the test's expectation and, where not, why (arm_tests/verdicts.py).
 
 A process keeps the Arm backend it imported first, so a backend other than this process's is read and run in a
-new process (`python -c ... child_main`), whose executorch.backends.arm is the checkout's; its cases then come back
-without their module objects and `run_arm_tests` runs them again in such a process.
+new process (batch/elsewhere.py: `collect_job`, `run_job`), whose executorch.backends.arm is the checkout's; its
+cases then come back as JSON without their module objects and `run_arm_tests` runs them again in such a process.
 """
 
 from __future__ import annotations
 
 import copy
-import json
-import os
-import pickle
-import subprocess
 import sys
-import tempfile
 import traceback
 import warnings
 from pathlib import Path
 
 from ...core.errors import StackError, WorkbenchError
-from ...core.records import INSTALLED
+from ...core.records import result_from_dict
 from ...core.rows import columns_for, result_row
-from ...stack.call_scope import scoped
+from ...stack.arm_tests.census import TestFunction
 from ...stack.arm_tests.record import ArmTestCase
+from ...stack.call_scope import scoped
+from ..elsewhere import job, run_elsewhere
+from ..progress import ProgressBar
+from ..runner import CaseRunner
 from .cache import NOT_LOADED, ArmTestCache
 from .coverage import coverage_summary, coverage_text
+from .selection import node_ids, other_backend, select_files, selection_items, tests_folder
 from .verdicts import agrees
-from ..progress import ProgressBar
 
 ARM_TEST_COLUMNS = ("test_id", "expected", "agrees", "disagreement", "pipeline", "file")
 __all__ = ["ARM_TEST_COLUMNS", "ArmTestCase", "ArmTestCases", "agreement_text", "from_arm_tests", "run_arm_tests"]
@@ -55,12 +55,12 @@ __all__ = ["ARM_TEST_COLUMNS", "ArmTestCase", "ArmTestCases", "agreement_text", 
 class ArmTestCases(list):
     """The cases of a selection of test files, with what could not be read: `import_failures` (file -> error),
     `skipped` and `not_captured` (test id -> reason), every test function of the files (`census`: read or not,
-    see arm_tests/coverage.py), and the `selection`, `backend` and `cap` they came from."""
+    see arm_tests/coverage.py), and the `selection`, `arm_backend` and `cap` they came from."""
 
-    def __init__(self, cases=(), *, selection=(), backend=None, cap=None, files=(), import_failures=None,
+    def __init__(self, cases=(), *, selection=(), arm_backend=None, cap=None, files=(), import_failures=None,
                  census=()):
         super().__init__(cases)
-        self.selection, self.backend, self.cap = tuple(selection), backend, cap
+        self.selection, self.arm_backend, self.cap = tuple(selection), arm_backend, cap
         self.files, self.import_failures = tuple(files), dict(import_failures or {})
         self.census = tuple(census)  # every test function of the files (stack/arm_tests/census.py)
 
@@ -78,91 +78,38 @@ class ArmTestCases(list):
     def only(self, test_ids) -> "ArmTestCases":
         """These cases with only those of `test_ids` (what they were read from kept)."""
         keep = set(test_ids)
-        return ArmTestCases([c for c in self if c.test_id in keep], selection=self.selection, backend=self.backend,
-                            cap=self.cap, files=self.files, import_failures=self.import_failures,
-                            census=self.census)
+        return ArmTestCases([c for c in self if c.test_id in keep], selection=self.selection,
+                            arm_backend=self.arm_backend, cap=self.cap, files=self.files,
+                            import_failures=self.import_failures, census=self.census)
 
+    def to_dict(self) -> dict:
+        """As JSON values: each case's record without its module objects (ArmTestCase.to_dict), the rest as is."""
+        return {"cases": [c.to_dict() for c in self], "selection": list(self.selection),
+                "arm_backend": self.arm_backend, "cap": self.cap, "files": list(self.files),
+                "import_failures": self.import_failures,
+                "census": [[f.file, f.name, list(f.builds)] for f in self.census]}
 
-# --- which files, which backend ----------------------------------------------------------------------------------
-
-def tests_folder(backend=None) -> Path:
-    """backends/arm/test of `backend` (a checkout, its backends/arm, "installed"; None: this process's)."""
-    from ...stack.arm_backend import active, installed_folder, resolve_folder
-
-    if backend is None:
-        current = active()
-        return (Path(current.path) if current.path else installed_folder()) / "test"
-    return (installed_folder() if str(backend) == INSTALLED else resolve_folder(backend)) / "test"
-
-
-TREE_FOLDERS = ("ops", "misc", "models", "quantizer", "passes")  # the test tree's folders whose files hold tests
-
-
-def selection_items(selection) -> list[str]:
-    """`selection` (one item or several) as a list of strings."""
-    return [str(selection)] if isinstance(selection, (str, os.PathLike)) else [str(s) for s in selection]
-
-
-def node_ids(selection) -> tuple[list[str], set[str] | None]:
-    """(the file patterns, the test ids to keep or None for all) of a selection whose items may be pytest node ids
-    ("ops/test_add.py::test_add_tensor_tosa_FP[5d_float]"): a file named with ids keeps only those, a file named
-    whole keeps all."""
-    items = selection_items(selection)
-    ids = {item for item in items if "::" in item}
-    if not ids:
-        return items, None
-    files = list(dict.fromkeys(item.split("::", 1)[0] for item in items))
-    whole = [item for item in items if "::" not in item]
-    if whole:
-        raise WorkbenchError(f"a selection names test files or test ids, not both: {whole[0]!r} beside "
-                             f"{sorted(ids)[0]!r}; give the ids of that file too, or only files")
-    return files, ids
-
-
-def expand_selection(selection) -> list[str]:
-    """`selection` as file patterns: "all" is every test file of TREE_FOLDERS, a folder ("ops/", "ops") its files."""
-    expanded: list[str] = []
-    for pattern in selection_items(selection):
-        if pattern == "all":
-            expanded += [f"{folder}/test_*.py" for folder in TREE_FOLDERS]
-        elif pattern.rstrip("/") in TREE_FOLDERS:
-            expanded.append(f"{pattern.rstrip('/')}/test_*.py")
-        else:
-            expanded.append(pattern)
-    return expanded
-
-
-def select_files(selection, folder: Path) -> list[str]:
-    """The .py files under `folder` matched by `selection` (patterns, globs allowed, or the names of
-    `expand_selection`), relative, sorted per pattern, each once."""
-    found: list[str] = []
-    for pattern in expand_selection(selection):
-        matched = sorted(p.relative_to(folder).as_posix() for p in folder.glob(str(pattern))
-                         if p.is_file() and p.suffix == ".py")
-        if not matched:
-            raise WorkbenchError(f"no test file under {folder} matches {str(pattern)!r}; give paths relative to "
-                                 "backends/arm/test, e.g. 'ops/test_cumsum.py', 'ops/test_c*.py', 'misc/test_int64.py', "
-                                 f"or 'all' or a folder ({', '.join(f + '/' for f in TREE_FOLDERS)})")
-        found += [m for m in matched if m not in found]
-    return found
-
-
-def _other_backend(backend) -> bool:
-    """True when `backend` is not the Arm backend this process runs (or will run)."""
-    if backend is None:
-        return False
-    return tests_folder(backend).resolve() != tests_folder(None).resolve()
+    @classmethod
+    def from_dict(cls, data: dict) -> "ArmTestCases":
+        return cls([ArmTestCase.from_dict(c) for c in data["cases"]], selection=data["selection"],
+                   arm_backend=data["arm_backend"], cap=data["cap"], files=data["files"],
+                   import_failures=data["import_failures"],
+                   census=[TestFunction(file, name, tuple(builds)) for file, name, builds in data["census"]])
 
 
 # --- collecting --------------------------------------------------------------------------------------------------
 
 @scoped
-def from_arm_tests(selection, backend=None, *, cap: int | None = None) -> ArmTestCases:
-    """The TOSA, Ethos-U and VGF cases of executorch's Arm test files matched by `selection`, read from `backend`
-    (default: this process's Arm backend). `cap`: at most that many parametrizations per test function (the first ones)."""
-    if _other_backend(backend):
-        found = _in_fresh_process("collect", selection, backend, cap=cap)
-        found.backend = str(backend)
+def from_arm_tests(selection, arm_backend=None, *, cap: int | None = None) -> ArmTestCases:
+    """The TOSA, Ethos-U and VGF cases of executorch's Arm test files matched by `selection`, read from
+    `arm_backend` (default: this process's Arm backend). `cap`: at most that many parametrizations per test
+    function (the first ones)."""
+    if other_backend(arm_backend):
+        print(f"reading executorch's Arm tests from the Arm backend {arm_backend} in a new process", file=sys.stderr)
+        found = ArmTestCases.from_dict(run_elsewhere(collect_job, {"selection": selection_items(selection),
+                                                                   "cap": cap}, arm_backend,
+                                                     "reading executorch's Arm tests"))
+        found.arm_backend = str(arm_backend)
         return found
     from ...stack import loader
     from ...stack.arm_tests.capture import capture_file
@@ -185,7 +132,7 @@ def from_arm_tests(selection, backend=None, *, cap: int | None = None) -> ArmTes
             failures[name] = _import_failure(exc, folder)
             warnings.warn(f"executorch Arm test file {name} skipped: {failures[name]}", stacklevel=2)
     return ArmTestCases(cases, selection=[selection] if isinstance(selection, str) else selection,
-                        backend=None if backend is None else str(backend), cap=cap, files=files,
+                        arm_backend=None if arm_backend is None else str(arm_backend), cap=cap, files=files,
                         import_failures=failures, census=census)
 
 
@@ -203,34 +150,44 @@ def _import_failure(exc: BaseException, folder: Path) -> str:
 # --- running -----------------------------------------------------------------------------------------------------
 
 @scoped
-def run_arm_tests(source, backend=None, *, cap: int | None = None, workers: int | None = 1,
+def run_arm_tests(source, arm_backend=None, *, cap: int | None = None, workers: int | None = 1,
                   timeout: float | None = None, progress: bool = True, cache=True, scheduler: str | None = None):
     """Run executorch Arm test cases through the workbench; one row per case run.
 
     source: an ArmTestCases (from_arm_tests; `.only(test_ids)` keeps some), or a selection of test files, or of
-    pytest node ids ("ops/test_add.py::test_add_tensor_tosa_FP[5d_float]"), read from `backend` with `cap`.
+    pytest node ids ("ops/test_add.py::test_add_tensor_tosa_FP[5d_float]"), read from `arm_backend` with `cap`.
     workers: forked children at a time (None: the number of cores). timeout: seconds per case. cache: True (the
     default location), False, or a folder, as for sweep. scheduler: a Dask scheduler's address: each file is read
-    and run on the cluster's workers instead (dask_runner.py). The frame's attrs hold `import_failures`,
-    `skipped`, `not_captured` and `backend`.
+    and run on the cluster's workers instead (arm_tests/dask.py). The frame's attrs hold `import_failures`,
+    `skipped`, `not_captured` and `arm_backend`.
     """
     if isinstance(source, ArmTestCases):
-        backend, cap, selection = source.backend, source.cap, source.selection
+        arm_backend, cap, selection = source.arm_backend, source.cap, source.selection
         keep = {c.test_id for c in source}
     else:
         selection, keep = node_ids(source)
     if scheduler is not None:
-        from ..dask_runner import arm_tests_on_dask
+        from .dask import arm_tests_on_dask
 
-        if _other_backend(backend):
-            raise WorkbenchError(f"a Dask cluster's workers run their own Arm backend, this process's, not {backend}: "
-                                 "drop backend= or scheduler=, or set WORKBENCH_ARM_BACKEND to it here and there")
+        if other_backend(arm_backend):
+            raise WorkbenchError(f"a Dask cluster's workers run their own Arm backend, this process's, not "
+                                 f"{arm_backend}: drop arm_backend= or scheduler=, or set WORKBENCH_ARM_BACKEND to it "
+                                 "here and there")
         return arm_tests_on_dask(run_arm_tests, select_files(selection, tests_folder(None)), scheduler,
-                                 backend=backend, cap=cap, only=keep, timeout=timeout, cache=cache, progress=progress)
-    if _other_backend(backend):
-        chosen_ids = selection if keep is None else sorted(keep)
-        return _in_fresh_process("run", chosen_ids, backend, cap=cap, workers=workers, timeout=timeout,
-                                 progress=progress, cache=cache if isinstance(cache, bool) else str(cache))
+                                 arm_backend=arm_backend, cap=cap, only=keep, timeout=timeout, cache=cache,
+                                 progress=progress)
+    if other_backend(arm_backend):
+        return _run_elsewhere(selection if keep is None else sorted(keep), arm_backend, dict(
+            cap=cap, workers=workers, timeout=timeout, progress=progress,
+            cache=cache if isinstance(cache, bool) else str(cache)))
+    chosen, results, cases, cached = _run_here(source, selection, keep, cap=cap, workers=workers, timeout=timeout,
+                                               progress=progress, cache=cache)
+    return _table(chosen, results, cases, arm_backend, cached=cached)
+
+
+def _run_here(source, selection, keep, *, cap, workers, timeout, progress, cache) -> tuple:
+    """(the chosen cases, test id -> CaseResult, the cases read, the test ids answered from the cache), run in this
+    process's Arm backend."""
     store = ArmTestCache(cache, tests_folder(None)) if cache else None
     carried = isinstance(source, ArmTestCases) and not any(
         c.module is None and c.profile and not c.skip and not c.capture_error for c in source)
@@ -241,14 +198,17 @@ def run_arm_tests(source, backend=None, *, cap: int | None = None, workers: int 
     else:
         cases = from_arm_tests(selection, cap=cap)  # cases read elsewhere: read them again
     chosen = [c for c in cases if keep is None or c.test_id in keep]
-    hits = store.results(chosen) if store is not None else {}
+    # No warm parent: its warm-up cases are the catalogue's kinds of lowering, and on executorch's tests (quantized
+    # models, Ethos-U targets) running them costs more than the workers' first cases save (docs/benchmarks.md).
+    runner = CaseRunner(store.store if store is not None else False, workers, timeout, keys=store,
+                        group_runner=_run_with_own_passes, warm_up=False)
+    hits = {c.test_id: hit for c in chosen if c.runnable and (hit := runner.from_cache(c)) is not None}
     unread = sorted({c.file for c in chosen if c.module is NOT_LOADED and c.test_id not in hits})
     if unread:  # records from the cache have no module to run: read their files
         cases = _with_files_read(store, cases, unread, cap)
         chosen = [c for c in cases if keep is None or c.test_id in keep]
-    results = _run([c for c in chosen if c.test_id not in hits], workers, timeout, progress,
-                   keep=store.keep if store is not None else None)
-    return _table(chosen, {**results, **hits}, cases, backend, cached=set(hits))
+    results = _run([c for c in chosen if c.test_id not in hits], runner, progress)
+    return chosen, {**results, **hits}, cases, set(hits)
 
 
 def _cached_cases(store: ArmTestCache, selection, cap) -> ArmTestCases:
@@ -273,40 +233,31 @@ def _assembled(parts: dict, files: list[str], selection, cap) -> ArmTestCases:
                         census=[f for name in files for f in parts[name][1]])
 
 
-def _run(cases: list[ArmTestCase], workers, timeout, progress, keep=None) -> dict:
-    """test id -> CaseResult for the runnable cases, run by the forked workers of a WorkerPool; `keep(case,
-    result, sent)` is told each result as it arrives, with the dict its worker sent (the cache: what finished is
-    kept however the run ends)."""
-    from ...pipeline.case import Case
-    from ...pipeline.isolation import WorkerPool
+def _run_with_own_passes(reporter, group) -> None:
+    """A worker's run of one test's case, with the test's own pass objects copied: a reused worker runs other tests
+    after this one."""
     from ...pipeline.run import run_group
 
+    run_group(reporter, [case.replace(transform_passes=[copy.deepcopy(p) for p in case.transform_passes])
+                         for case in group])
+
+
+def _run(cases: list[ArmTestCase], runner: CaseRunner, progress) -> dict:
+    """test id -> CaseResult for the runnable cases, run by `runner` (which stores each as it arrives, so what
+    finished is kept however the run ends)."""
     runnable = [c for c in cases if c.runnable]
     if not runnable:  # nothing to run (or every result cached): no import of the stack
         return {}
+    from ...pipeline.case import Case
 
-    def run(reporter, group):
-        # the test's own pass objects, copied: a reused worker runs other tests after this one
-        run_group(reporter, [case.replace(transform_passes=[copy.deepcopy(p) for p in case.transform_passes])
-                             for case in group])
-
-    tasks = [([Case.of_arm_test(c)], run) for c in runnable]
-    by_id = {c.test_id: c for c in runnable}
     bar = ProgressBar(progress, len(runnable), "executorch Arm tests", "case")
-    found = {}
-    # No warm parent: its warm-up cases are the catalogue's kinds of lowering, and on executorch's tests (quantized
-    # models, Ethos-U targets) running them costs more than the workers' first cases save (docs/benchmarks.md).
-    pool = WorkerPool(workers or os.cpu_count() or 1, timeout=timeout)
-    for result in pool.results(tasks):
-        found[result.op] = result
-        if keep is not None:
-            keep(by_id[result.op], result, pool.sent(result))
-        bar.advance(1, result.outcome.value)
+    runner.progress = lambda result, cached: bar.advance(1, result.outcome.value)
+    results = runner.run([[Case.of_arm_test(c)] for c in runnable])
     bar.close()
-    return found
+    return {c.test_id: result for c, (result,) in zip(runnable, results)}
 
 
-def _table(chosen: list[ArmTestCase], results: dict, cases: ArmTestCases, backend, cached=frozenset()):
+def _table(chosen: list[ArmTestCase], results: dict, cases: ArmTestCases, arm_backend, cached=frozenset()):
     """One row per case of `chosen` with a result (test id -> CaseResult); `cached`: the test ids whose result came
     from the cache."""
     import pandas as pd
@@ -327,7 +278,7 @@ def _table(chosen: list[ArmTestCase], results: dict, cases: ArmTestCases, backen
                        skipped={k: v for k, v in cases.skipped.items() if k in kept},
                        not_captured={k: v for k, v in cases.not_captured.items() if k in kept},
                        coverage=coverage_summary(cases) if cases.census else None,
-                       backend=str(backend) if backend is not None else None)
+                       arm_backend=str(arm_backend) if arm_backend is not None else None)
     return table
 
 
@@ -350,49 +301,31 @@ def agreement_text(table) -> str:
     return "\n".join(lines)
 
 
-# --- another Arm backend: a new process --------------------------------------------------------------------------
+# --- another Arm backend: a new process (batch/elsewhere.py) -----------------------------------------------------
 
-def _in_fresh_process(mode: str, selection, backend, **options):
-    """Collect ("collect") or run ("run") in a new process whose Arm backend is `backend`."""
-    payload = dict(mode=mode, backend=str(backend), cap=options.pop("cap", None), options=options,
-                   selection=selection_items(selection))
-    environment = dict(os.environ)
-    environment.pop("WORKBENCH_ARM_BACKEND", None)
-    with tempfile.TemporaryDirectory(prefix="workbench-arm-tests-") as folder:
-        payload["out"] = str(Path(folder) / "out.pickle")
-        command = [sys.executable, "-c", "from workbench.batch.arm_tests.suite import child_main; child_main()",
-                   json.dumps(payload)]
-        print(f"reading executorch's Arm tests from the Arm backend {backend} in a new process", file=sys.stderr)
-        done = subprocess.run(command, env=environment, stdout=subprocess.DEVNULL)
-        if not Path(payload["out"]).is_file():
-            raise WorkbenchError(f"the process reading executorch's Arm tests from {backend} stopped (exit code "
-                                 f"{done.returncode}) without an answer")
-        with open(payload["out"], "rb") as handle:
-            packed = pickle.load(handle)  # noqa: S301 - written just now by our own child
-    if "error" in packed:
-        raise WorkbenchError(f"executorch's Arm tests on the Arm backend {backend}: {packed['error']}")
-    value = packed["value"]
-    if mode == "run":
-        value.attrs.update(packed["attrs"], backend=str(backend))
-    return value
+def _run_elsewhere(selection: list[str], arm_backend, options: dict):
+    """The table of run_arm_tests for `selection` run in a new process on `arm_backend`."""
+    print(f"running executorch's Arm tests on the Arm backend {arm_backend} in a new process", file=sys.stderr)
+    answer = run_elsewhere(run_job, dict(options, selection=selection_items(selection)), arm_backend,
+                           "executorch's Arm tests")
+    cases = ArmTestCases.from_dict(answer["cases"])
+    chosen = [c for c in cases if c.test_id in set(answer["chosen"])]
+    results = {test_id: result_from_dict(data) for test_id, data in answer["results"].items()}
+    return _table(chosen, results, cases, arm_backend, cached=set(answer["cached"]))
 
 
-def child_main() -> None:
-    """The new process of `_in_fresh_process`: choose the Arm backend first, then collect or run."""
-    from ...stack.arm_backend import use_arm_backend
+@job("arm-tests collect")
+def collect_job(request: dict) -> dict:
+    """The child's side of from_arm_tests on another Arm backend: the cases as JSON, without their objects."""
+    return from_arm_tests(request["selection"], cap=request["cap"]).to_dict()
 
-    payload = json.loads(sys.argv[-1])
-    try:
-        use_arm_backend(payload["backend"])
-        if payload["mode"] == "collect":
-            found = from_arm_tests(payload["selection"], cap=payload["cap"])
-            packed = {"value": ArmTestCases([c.without_objects() for c in found], selection=found.selection,
-                                            cap=found.cap, files=found.files, import_failures=found.import_failures,
-                                            census=found.census)}
-        else:
-            table = run_arm_tests(payload["selection"], cap=payload["cap"], **payload["options"])
-            packed = {"value": table, "attrs": dict(table.attrs)}
-    except Exception as exc:
-        packed = {"error": f"{type(exc).__name__}: {exc}"}
-    with open(payload["out"], "wb") as handle:
-        pickle.dump(packed, handle)
+
+@job("arm-tests run")
+def run_job(request: dict) -> dict:
+    """The child's side of run_arm_tests on another Arm backend: the cases read (as JSON records), those chosen,
+    each one's result as a CaseResult's dict, and those answered from the cache."""
+    selection, keep = node_ids(request["selection"])
+    chosen, results, cases, cached = _run_here(None, selection, keep, **{
+        name: request[name] for name in ("cap", "workers", "timeout", "progress", "cache")})
+    return {"cases": cases.to_dict(), "chosen": [c.test_id for c in chosen],
+            "results": {test_id: r.to_dict() for test_id, r in results.items()}, "cached": sorted(cached)}

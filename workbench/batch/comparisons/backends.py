@@ -11,9 +11,6 @@ two tables are diffed (batch/comparisons/diffs.py).
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 
@@ -22,9 +19,11 @@ import pandas as pd
 from ...core.errors import WorkbenchError
 from ...core.records import INSTALLED, ArmBackend
 from ...stack.arm_backend import ArmBackendError, resolve_folder
-from .diffs import DiffResult, diff
+from ..elsewhere import Child, ElsewhereError, job, refuse_unportable
 from ..matrix import Matrix
-from ..sweeps import sweep_in_new_process
+from ..results_io import results_table
+from ..sweeps import sweep_elsewhere
+from .diffs import DiffResult, diff
 
 SIDES = ("before", "after")
 # What the import check loads from each backend: the partitioner and the TOSA backend (which pull in the
@@ -33,25 +32,7 @@ CHECKED_MODULES = ("executorch.backends.arm.tosa.partitioner", "executorch.backe
 # A target's own flow, checked too when the matrix holds one of its targets (a VGF target: `vgf:TOSA-1.0+FP`), so
 # that a backend whose VGF or Ethos-U flow does not import stops before the sweep, not as a lowering error per case.
 TARGET_MODULES = (("vgf:", "executorch.backends.arm.vgf"), ("ethos-u", "executorch.backends.arm.ethosu"))
-_MARK = "WORKBENCH-IMPORT-CHECK "
 _LISTED_CASES = 20
-
-_CHECK_SCRIPT = f'''
-import json, sys
-from workbench.core.errors import WorkbenchError
-from workbench.stack import arm_backend, loader
-
-report = {{"ok": False, "backend": None, "message": ""}}
-try:
-    arm_backend.use_arm_backend(sys.argv[1])
-    report["backend"] = arm_backend.active().to_dict()
-    for module in sys.argv[2:]:
-        loader.import_arm(module)
-    report.update(ok=True, message="imported " + ", ".join(sys.argv[2:]))
-except Exception as exc:
-    report["message"] = str(exc) if isinstance(exc, WorkbenchError) else f"{{type(exc).__name__}}: {{exc}}"
-print({_MARK!r} + json.dumps(report), flush=True)
-'''
 
 
 class BackendImportError(ArmBackendError):
@@ -70,7 +51,7 @@ class ImportCheck:
     requested: str  # what the caller gave: a path or "installed"
     ok: bool
     message: str  # "imported ..." or the ArmBackendError's message (root cause, file and line, differing files)
-    backend: ArmBackend | None
+    arm_backend: ArmBackend | None
     seconds: float
 
     def to_text(self) -> str:
@@ -147,9 +128,7 @@ def compare_backends(before, after, matrix: Matrix, *, cache=True, workers: int 
     """
     if not isinstance(matrix, Matrix):
         raise WorkbenchError(f"compare_backends takes a workbench.Matrix, got {type(matrix).__name__}")
-    if matrix.portable() is not None:
-        raise WorkbenchError(f"each side of a backend comparison is swept in a new process, which looks policies "
-                             f"and passes up by name: {matrix.portable()}")
+    refuse_unportable(matrix, "each side of a backend comparison")
     requested = {side: _requested(side, path) for side, path in zip(SIDES, (before, after))}
     checks = check_imports(requested, checked_modules(matrix))
     failed = [checks[side] for side in SIDES if not checks[side].ok]
@@ -160,10 +139,11 @@ def compare_backends(before, after, matrix: Matrix, *, cache=True, workers: int 
     tables, seconds = {}, {}
     for side in SIDES:
         started = time.perf_counter()
-        tables[side] = sweep_in_new_process(matrix, requested[side], options,
-                                            why=f"the {side} side of a backend comparison")
+        tables[side] = results_table(sweep_elsewhere(matrix, requested[side], options,
+                                                     why=f"the {side} side of a backend comparison").with_cached(),
+                                     typed=True)
         seconds[side] = time.perf_counter() - started
-    return BackendComparison(before=checks["before"].backend, after=checks["after"].backend, checks=checks,
+    return BackendComparison(before=checks["before"].arm_backend, after=checks["after"].arm_backend, checks=checks,
                              before_table=tables["before"], after_table=tables["after"],
                              diff=diff(tables["before"], tables["after"]), seconds=seconds)
 
@@ -188,26 +168,37 @@ def checked_modules(matrix: Matrix) -> tuple[str, ...]:
 def check_imports(requested: dict[str, str], modules: tuple[str, ...] = CHECKED_MODULES) -> dict[str, ImportCheck]:
     """Each backend imported in its own child process (the two at once) against the installed executorch."""
     started = time.perf_counter()
-    children = {side: subprocess.Popen([sys.executable, "-c", _CHECK_SCRIPT, path, *modules],
-                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    children = {side: Child(check_job, {"arm_backend": path, "modules": list(modules)}, path,
+                            f"the import check of the {side} side")
                 for side, path in requested.items()}
     checks = {}
     for side, child in children.items():
-        out, err = child.communicate()
-        checks[side] = _check_from_output(side, requested[side], out, err, child.returncode,
-                                          time.perf_counter() - started)
+        try:
+            report = child.answer()
+        except ElsewhereError as exc:  # the child ended without a report
+            report = {"ok": False, "message": str(exc), "backend": None}
+        backend = ArmBackend.from_dict(report["backend"]) if report["backend"] else None
+        checks[side] = ImportCheck(side, requested[side], bool(report["ok"]), report["message"], backend,
+                                   time.perf_counter() - started)
     return checks
 
 
-def _check_from_output(side, requested, out: str, err: str, code: int, seconds: float) -> ImportCheck:
-    reports = [line[len(_MARK):] for line in out.splitlines() if line.startswith(_MARK)]
-    if not reports:
-        last = err.strip().splitlines()[-1] if err.strip() else "no output"
-        return ImportCheck(side, requested, False, f"the import check's process ended with code {code}: {last}",
-                           None, seconds)
-    report = json.loads(reports[-1])
-    backend = ArmBackend.from_dict(report["backend"]) if report["backend"] else None
-    return ImportCheck(side, requested, bool(report["ok"]), report["message"], backend, seconds)
+@job("backend check")
+def check_job(request: dict) -> dict:
+    """The child's side of an import check: whether `modules` import from the Arm backend, and the message of
+    what stopped them (an ArmBackendError's one message: root cause, file and line, differing files)."""
+    from ...stack import arm_backend, loader
+
+    report = {"ok": False, "backend": None, "message": ""}
+    try:
+        arm_backend.use_arm_backend(request["arm_backend"])
+        report["backend"] = arm_backend.active().to_dict()
+        for module in request["modules"]:
+            loader.import_arm(module)
+        report.update(ok=True, message="imported " + ", ".join(request["modules"]))
+    except Exception as exc:
+        report["message"] = str(exc) if isinstance(exc, WorkbenchError) else f"{type(exc).__name__}: {exc}"
+    return report
 
 
 def _listed(name: str, values: pd.Series, limit: int = 6) -> str:

@@ -2,6 +2,7 @@
 
 - `search`: the hunt itself (`hunt`): draw, run, class, shrink, within a budget;
 - `space`: what a hunt draws and runs, and what it is judged against;
+- `clock`: its budget, and the measured speed of a case that plans how it is spent;
 - `contract`: the partitioner's contract: which results break it, and how badly;
 - `findings`: the classes of findings, worst first, and their record;
 - `shrink`: the smallest program that still breaks the contract;

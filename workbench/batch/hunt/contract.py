@@ -25,6 +25,7 @@ and the other right is a `disagreement`, a finding about one of the two implemen
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import IntEnum
 
 from ...core import dtypes as _dtypes
@@ -35,7 +36,7 @@ BROKEN_OUTCOMES = (Outcome.LOWERING_ERROR, Outcome.VELA_ERROR, Outcome.VGF_ERROR
 BROKEN_NUMERICS = (Numerics.MISMATCH, Numerics.REFERENCE_ERROR, Numerics.UNPREDICTABLE)
 # stages before the partitioner decides: a failure there is the program's own (discarded, not a finding)
 OWN_FAILURE_STAGES = ("eager", "quantize", "export", "to_edge")
-UNJUDGED = "discard: float mismatch by the dtype tolerance alone, beside an accumulation"
+UNJUDGED = "float mismatch by the dtype tolerance alone, beside an accumulation"  # why such a program is discarded
 ILLEGAL_GRAPH = "illegal_graph"
 IMPRECISE = "imprecise"
 # a VGF target's: the scenario runner did not run the .vgf (numerics vgf_error; the outcome vgf_error is the compile's)
@@ -46,27 +47,64 @@ DISAGREEMENT = "disagreement"
 NUMERIC_KINDS = (Numerics.MISMATCH.value, IMPRECISE)
 
 
-def verdict(result: CaseResult) -> str | None:
-    """The contract's word on one result: the kind of break ("lowering_error", "mismatch", ...), None when it
-    holds, or "discard: <why>" when the program failed on its own before the partitioner decided or its numbers
-    cannot be judged (see the module docstring)."""
+@dataclass(frozen=True)
+class Verdict:
+    """The contract's word on one result: it holds, it breaks (`kind`: "lowering_error", "mismatch", ...), or the
+    program is discarded (`discarded`: why; it failed on its own before the partitioner decided, or its numbers
+    cannot be judged: see the module docstring)."""
+
+    kind: str = ""  # the kind of break; "" when the contract holds or the program is discarded
+    discarded: str = ""  # why the program is discarded ("export", "to_edge", UNJUDGED, ...); "" when judged
+
+    @property
+    def breaks(self) -> bool:
+        return bool(self.kind)
+
+    @property
+    def holds(self) -> bool:
+        return not self.kind and not self.discarded
+
+    def __bool__(self) -> bool:
+        """True when the contract is broken, so `if verdict(result):` reads as "if it breaks"."""
+        return self.breaks
+
+    def __str__(self) -> str:
+        return self.kind or (f"discarded: {self.discarded}" if self.discarded else "holds")
+
+
+HOLDS = Verdict()
+
+
+def verdict(result: CaseResult) -> Verdict:
+    """The contract's word on one result (see `Verdict`)."""
     stage = result.error.stage if result.error is not None else None
     if result.outcome == Outcome.EXPORT_ERROR or (result.outcome == Outcome.LOWERING_ERROR
                                                   and stage in OWN_FAILURE_STAGES):
-        return f"discard: {stage or result.outcome.value}"
+        return Verdict(discarded=stage or result.outcome.value)
+    return _broken(result)
+
+
+def _broken(result: CaseResult) -> Verdict:
     if result.outcome in BROKEN_OUTCOMES:
-        return result.outcome.value
+        return Verdict(result.outcome.value)
     if result.spec_check is not None and result.spec_check.legal is False:
-        return ILLEGAL_GRAPH  # what the profile does not allow was delegated, whatever it computed
+        return Verdict(ILLEGAL_GRAPH)  # what the profile does not allow was delegated, whatever it computed
     if result.numerics == Numerics.VGF_ERROR:
-        return VGF_RUN_ERROR
+        return Verdict(VGF_RUN_ERROR)
     if result.vgf_outputs and result.numerics in (Numerics.MATCH, Numerics.MISMATCH):
-        return _two_implementations(result)
+        return _as_verdict(_two_implementations(result))
     if result.numerics == Numerics.MISMATCH:
-        return _judged_numbers(result, result.outputs) or Numerics.MISMATCH.value
+        return _as_verdict(_judged_numbers(result, result.outputs) or Numerics.MISMATCH.value)
     if result.numerics in BROKEN_NUMERICS:
-        return result.numerics.value
-    return None
+        return Verdict(result.numerics.value)
+    return HOLDS
+
+
+def _as_verdict(judged: str | None) -> Verdict:
+    """A verdict of what the numbers' judgement said: a kind, UNJUDGED (discarded) or None (holds)."""
+    if judged is None:
+        return HOLDS
+    return Verdict(discarded=UNJUDGED) if judged == UNJUDGED else Verdict(judged)
 
 
 def _judged_numbers(result: CaseResult, outputs) -> str | None:
@@ -94,7 +132,7 @@ def _two_implementations(result: CaseResult) -> str | None:
 
 def diverged(result: CaseResult) -> str:
     """Which implementation of a disagreement is wrong: "VGF run" or "reference model" ("" when not one)."""
-    if verdict(result) != DISAGREEMENT:
+    if verdict(result).kind != DISAGREEMENT:
         return ""
     return "VGF run" if _judged_numbers(result, result.vgf_outputs) == Numerics.MISMATCH.value else "reference model"
 
@@ -123,10 +161,9 @@ def _within_pipeline_tolerance(outputs) -> bool:
 
 def worse(result: CaseResult, baseline: CaseResult | None) -> bool:
     """Whether `result` breaks the contract where `baseline` (None: no baseline) holds it."""
-    kind = verdict(result)
-    if kind is None or kind.startswith("discard"):
+    if not verdict(result).breaks:
         return False
-    return baseline is None or verdict(baseline) is None
+    return baseline is None or verdict(baseline).holds
 
 
 class Severity(IntEnum):
@@ -155,5 +192,5 @@ SEVERITY = {Numerics.MISMATCH.value: Severity.WRONG_RESULT, DISAGREEMENT: Severi
 
 
 def severity(kind) -> Severity:
-    """The severity of a verdict's kind ("mismatch", ...), or of anything with a `.kind` (a Finding)."""
+    """The severity of a verdict's kind ("mismatch", ...), or of anything with a `.kind` (a Verdict, a Finding)."""
     return SEVERITY[getattr(kind, "kind", kind)]

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict
-
 from ...catalogue.program import Program
 from ...stack import arm_backend as _arm_backend
 from ..cache import ResultCache
@@ -47,14 +45,14 @@ class Examples:
         """The labels of remembered classes that did not break the contract again; `reproduced`: the (profile,
         policy, ClassKey) triples this hunt saw."""
         return [entry["label"] for pair, entries in self.entries.items() for entry in entries
-                if (*pair, ClassKey(**entry["class"])) not in reproduced]
+                if (*pair, ClassKey.from_dict(entry["class"])) not in reproduced]
 
     def remember(self, findings: list) -> None:
         """Keep this hunt's findings as the classes to replay next time (a fixed class is forgotten)."""
         if self.store is None:
             return
         for pair, key in self.keys.items():
-            entries = [{"class": asdict(f.key), "label": f.label,
+            entries = [{"class": f.key.to_dict(), "label": f.label,
                         "programs": [f.program.to_dict()] + ([f.first.to_dict()] if f.first != f.program else [])}
                        for f in findings if (f.result.profile, f.result.policy) == pair]
             self.store.put_entry(KIND, key, entries)

@@ -1,17 +1,18 @@
 """What the counterexample hunt concludes: classes of findings, worst first, and their record (the contract that
 judges each result: hunt/contract.py).
 
-A class is one cause: (kind, failing pass, root cause with dtypes, shapes, names and numbers masked, the operator
-the failing node came from without its overload), so two operators failing in one TOSA operator (a CONCAT made from
-`cat`, another from a strided slice) are two classes, while one cause met on other dtypes, shapes or overloads is
-one class that lists them (`Variants`). A mismatch's class names the yardstick and the operator of the first
-diverging node (a traced result), else the delegated operators. Findings are listed worst first (`Severity`).
+A class is one cause: (kind, failing pass, root cause with dtypes, shapes, names and numbers masked for matching -
+a reader sees its own words - and the operator the failing node came from without its overload), so two operators
+failing in one TOSA operator (a CONCAT made from `cat`, another from a strided slice) are two classes, while one
+cause met on other dtypes, shapes or overloads is one class that lists them (`Variants`). A mismatch's class names
+the yardstick and the operator of the first diverging node (a traced result), else the delegated operators.
+Findings are listed worst first (`Severity`).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ...core.outcomes import Outcome, is_quantize_dequantize
 from ...core.quantization import call_arguments
@@ -19,7 +20,7 @@ from ...core.records import ArmBackend, CaseResult
 from .stats import HuntResult, HuntStats  # noqa: F401 (a hunt's record, named here as before)
 # the contract is read beside the classes: its names are here too
 from .contract import (DISAGREEMENT, ILLEGAL_GRAPH, NUMERIC_KINDS, SEVERITY, VGF_RUN_ERROR, Severity,  # noqa: F401
-                            diverged, severity, verdict, worse)
+                       Verdict, diverged, severity, verdict, worse)
 
 _NUMBER = re.compile(r"\d+")
 # a dtype as torch, TOSA or a profile's extension spells it: masked in a class's cause, listed in its variants
@@ -66,12 +67,39 @@ def without_overload(target: str) -> str:
 
 @dataclass(frozen=True)
 class ClassKey:
-    """What makes two counterexamples one class: one cause."""
+    """What makes two counterexamples one class: one cause. Keys match by `pattern`, the cause masked (see `masked`);
+    `cause` keeps the first member's own words, which is what a reader sees."""
 
     kind: str  # the contract's verdict: "mismatch", "imprecise", "lowering_error", "illegal_graph", ...
     failing_pass: str = ""  # "" when none
-    cause: str = ""  # the root cause, masked (see `masked`)
+    cause: str = field(default="", compare=False)  # the root cause in its own words: real digits, dtypes, names
     origin: str = ""  # the origin operator without its overload ("aten.permute_copy"), "" when none
+    pattern: str = field(default="", repr=False)  # the cause masked: what two keys compare (`masked(cause)` if "")
+
+    def __post_init__(self):
+        if not self.pattern:
+            object.__setattr__(self, "pattern", masked(self.cause))
+
+    def same_cause(self, other: "ClassKey") -> bool:
+        """Whether `other` has the same kind, failing pass and masked cause, whatever operator it came from."""
+        return (self.kind, self.failing_pass, self.pattern) == (other.kind, other.failing_pass, other.pattern)
+
+    def __str__(self) -> str:
+        where = f" in {self.failing_pass}" if self.failing_pass else ""
+        return f"{self.kind}{where} from {self.origin or '?'}: {self.cause}"
+
+    def origins(self) -> set[str]:
+        return set(filter(None, self.origin.split("+")))
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "failing_pass": self.failing_pass, "cause": self.cause, "origin": self.origin,
+                "pattern": self.pattern}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "ClassKey":
+        """A key as `to_dict` wrote it, or as earlier hunts kept it (no pattern: their cause was masked)."""
+        return cls(data["kind"], data.get("failing_pass", ""), data.get("cause", ""), data.get("origin", ""),
+                   data.get("pattern", ""))
 
 
 @dataclass(frozen=True)
@@ -116,7 +144,7 @@ def _diverging_target(result: CaseResult) -> str:
 
 def _origin_target(result: CaseResult) -> str:
     """The origin operator with its overload (several joined by +, sorted), "" when none."""
-    kind = verdict(result) or ""
+    kind = verdict(result).kind
     error = result.error
     if kind == ILLEGAL_GRAPH:
         return _illegal_operator_targets(result) or _delegated_targets(result)
@@ -144,7 +172,7 @@ def _illegal_operator_targets(result: CaseResult) -> str:
 
 def cause_text(result: CaseResult) -> str:
     """The root cause of a result that breaks the contract, as it was: real digits, dtypes and names."""
-    kind = verdict(result) or ""
+    kind = verdict(result).kind
     error = result.error
     if kind == ILLEGAL_GRAPH:
         return result.spec_check.message
@@ -167,19 +195,17 @@ def class_of(result: CaseResult) -> ClassKey:
     if error is not None and error.failing_node is not None:
         names.append(error.failing_node.name)
     origin = "+".join(sorted({without_overload(t) for t in _origin_target(result).split("+") if t}))
-    kind, cause = verdict(result) or "", masked(cause_text(result), names)
-    if kind == Outcome.LOWERING_ERROR.value and _DTYPE_REFUSAL.search(cause):
-        cause = DTYPE_REFUSAL
-    return ClassKey(kind, (error.failing_pass or "") if error is not None else "", cause, origin)
+    kind, words = verdict(result).kind, cause_text(result)
+    pattern = masked(words, names)
+    if kind == Outcome.LOWERING_ERROR.value and _DTYPE_REFUSAL.search(pattern):
+        pattern = DTYPE_REFUSAL
+    return ClassKey(kind, (error.failing_pass or "") if error is not None else "", words, origin, pattern)
 
 
 def same_class(a: ClassKey, b: ClassKey) -> bool:
     """Whether two keys are one cause: equal, or equal but for origins that share an operator (an illegal graph's
     origin is every node that became the refused TOSA operator: `cat` alone, or `cat` and the unsqueeze it reads)."""
-    if a == b:
-        return True
-    return ((a.kind, a.failing_pass, a.cause) == (b.kind, b.failing_pass, b.cause)
-            and bool(set(filter(None, a.origin.split("+"))) & set(filter(None, b.origin.split("+")))))
+    return a == b or (a.same_cause(b) and bool(a.origins() & b.origins()))
 
 
 def class_among(keys, key: ClassKey) -> ClassKey:
@@ -330,6 +356,14 @@ class Finding:
                 "outcome": self.baseline.outcome.value, "numerics": self.baseline.numerics.value},
             "culprits": [str(c) for c in self.culprits.culprits] if self.culprits is not None else None,
         }
+
+    def summary(self, width: int = 240) -> str:
+        """One line: the label's first line (cut at `width`), how many programs, how small, shrunk and confirmed."""
+        label = self.label.splitlines()[0] if self.label else ""
+        label = label if len(label) <= width else label[:width - 1] + "…"
+        notes = [f"{self.count} program{'s' * (self.count != 1)}", f"{self.compute_nodes} compute nodes"]
+        notes += ["not shrunk"] * (not self.shrunk) + ["not confirmed: the budget ran out"] * (not self.confirmed)
+        return f"{label} ({', '.join(notes)})"
 
     def __str__(self) -> str:
         seen = f"; {self.variants}" if str(self.variants) else ""

@@ -113,6 +113,8 @@ def shrink(program: Program, result, same, evaluate, *, chunk: int = 4, rounds: 
     could not be made), `chunk` at a time; `deadline`: a time.perf_counter() after which no more are run."""
     runs = 0
     for _ in range(rounds):
+        if deadline is not None and time.perf_counter() >= deadline:
+            return Shrunk(program, result, runs, False)  # before proposing: checking the proposals runs them eagerly
         better, candidates, current = None, _candidates(program), _measure(program, result)
         for start in range(0, len(candidates), chunk):
             if deadline is not None and time.perf_counter() >= deadline:

@@ -63,8 +63,15 @@ class HuntResult:
                 "stats": self.stats.to_dict()}
 
     def __str__(self) -> str:
-        lines = [self.description, str(self.stats), ""]
-        lines += [f"fixed since the last hunt: {label}" for label in self.stats.fixed] + [""] * bool(self.stats.fixed)
-        for number, finding in enumerate(self.findings, 1):
-            lines += [f"[{number}] {finding}", ""]
-        return "\n".join(lines).rstrip() + "\n"
+        """A summary a terminal shows whole: what the hunt did, then one line per finding (each finding's module,
+        inputs and rerun lines are in `str(finding)`, the JSON, the report and the tests written for it)."""
+        lines = [self.description, str(self.stats)]
+        lines += [f"fixed since the last hunt: {label}" for label in self.stats.fixed]
+        lines += [f"[{number}] {finding.summary()}" for number, finding in enumerate(self.findings, 1)]
+        if self.findings:
+            lines.append(f"{len(self.findings)} finding{'s' * (len(self.findings) != 1)}, worst first: each one's "
+                         f"module and rerun lines with --json, --out findings.md or --out-tests DIR (in Python: "
+                         f"print(found.findings[i]))")
+        else:
+            lines.append("no program broke the contract")
+        return "\n".join(lines) + "\n"

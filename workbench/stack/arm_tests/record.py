@@ -1,20 +1,19 @@
 """One case of executorch's own Arm tests (`ArmTestCase`), and how what a recorder caught becomes one (`fold`).
 
-The recorders of capture.py catch a test's pipeline construction (its arguments, bound to the real
-constructor's signature) and every later call on it. `fold` turns that into what the test asserts, as executorch's
-classes would (tester/test_pipeline.py): the profile string each class builds (for an Ethos-U pipeline, the
-target of the compile spec it builds, with its system configuration and memory mode where they are not
-EthosUCompileSpec's defaults; for a VgfPipeline `vgf:` and the TOSA specification of the VgfCompileSpec it
-builds), whether it quantizes, the delegate count of its `check_count.exir` stage, the edge
-operators of its `check_not.exir` stage, whether it compares the reference model's (or the Vulkan runtime's)
-outputs, the stage ids the
-test pops or changes afterwards, and its own calls on the pipeline's quantizer (set_global, set_module_type, ...):
-folded into a named configuration where one says the same, else kept to be made again on the workbench's quantizer.
+The recorders of capture.py catch a test's pipeline construction (its arguments, bound to the real constructor's
+signature) and every later call on it. `fold` turns that into what the test asserts, as executorch's classes would
+(tester/test_pipeline.py): the profile string each class builds (for an Ethos-U pipeline, the target of the compile spec
+it builds, with its system configuration and memory mode where they are not EthosUCompileSpec's defaults; for a
+VgfPipeline `vgf:` and the TOSA specification of the VgfCompileSpec it builds), whether it quantizes, the delegate count
+of its `check_count.exir` stage, the edge operators of its `check_not.exir` stage, whether it compares the reference
+model's (or the Vulkan runtime's) outputs, the stage ids the test pops or changes afterwards, and its own calls on the
+pipeline's quantizer (set_global, set_module_type, ...): folded into a named configuration where one says the same, else
+kept to be made again on the workbench's quantizer.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from ...core.quantization import DEFAULT, Quantization, parse
@@ -112,6 +111,16 @@ class ArmTestCase:
     def without_objects(self) -> "ArmTestCase":
         """The record without the module, inputs and pass objects (to hand to another process)."""
         return replace(self, module=None, inputs=None, dynamic_shapes=None, passes=(), quantizer_calls=())
+
+    def to_dict(self) -> dict:
+        """The recorded fields as JSON values (those its repr shows: never the module objects)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.compare}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "ArmTestCase":
+        """The record `to_dict` gave, JSON's lists read back as the tuples its sequence fields hold."""
+        return cls(**{name: tuple(tuple(v) if isinstance(v, list) else v for v in value)
+                      if isinstance(value, list) else value for name, value in data.items()})
 
 
 def _edge_op(name: str) -> str:
