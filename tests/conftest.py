@@ -227,3 +227,21 @@ def refused(torch):
     torch.manual_seed(0)
     inputs = (torch.randint(-9, 9, (2, 3, 2**14 + 1), dtype=torch.int32),)
     return workbench.run_model(AddAbsPermute(), inputs, "ethos-u55-128")
+
+
+@pytest.fixture(autouse=True)
+def module_init_as_torch_defines_it():
+    """Each test starts with nn.Module.__init__ as torch defines it. A strict export goes through dynamo, which wraps
+    Module.__init__ and __setstate__ for the rest of the process (torch/_dynamo/mutation_guard.py:
+    install_generation_tagging_init); executorch's own test pipelines export strictly, and a later test in the same
+    worker that checks the pinned sources would then find the speed levers off (correctly, for that process)."""
+    yield
+    torch = sys.modules.get("torch")
+    module = getattr(getattr(torch, "nn", None), "Module", None)
+    if module is None or getattr(module, "___needs_generation_tag_patch", True):
+        return
+    for name in ("__init__", "__setstate__"):
+        wrapper = module.__dict__[name]
+        (original,) = [cell.cell_contents for cell in wrapper.__closure__ or () if callable(cell.cell_contents)]
+        setattr(module, name, original)
+    module.___needs_generation_tag_patch = True

@@ -178,13 +178,23 @@ def test_a_seeded_hunt_finds_confirms_and_repeats_from_the_cache(tmp_path, capsy
     assert {"kind", "outcome", "failing_pass", "root_cause", "origin_op", "compute_nodes", "count", "source",
             "reproduce"} <= set(data["findings"][0])
     assert "class Program(torch.nn.Module)" in (tmp_path / "f.md").read_text()
+    # without --json, what a user reads: the description, the stats, a line per class with its real labels, where
+    # the modules are; no program sources, no progress bar, no chatter on stderr
+    assert main(["hunt", "--profile", INT64, "--policy", "ext-int64-first-draft", "--dtypes", "int64",
+                 "--programs", str(SEEDED_PROGRAMS), "--cache-dir", str(tmp_path)]) == 0
+    out, err = capsys.readouterr()
+    lines = out.splitlines()
+    classes = [line for line in lines if line.startswith("[")]
+    assert len(classes) == len(found.findings) and len(lines) <= len(classes) + 4, out
+    assert "class Program" not in out and not err.strip(), err
+    assert "#" not in "".join(classes) and "<dtype>" not in "".join(classes), classes
 
 
 @pytest.mark.slow
 def test_against_a_baseline_only_what_got_worse_is_a_finding(tmp_path):
     matrix = workbench.Matrix(dtypes=["int64"], profiles=[INT64], policies=["stock"])
-    found = workbench.hunt(matrix.replace(seed=1), programs=24, against=workbench.Baseline.profile("TOSA-1.1+INT"), workers=2,
-                           cache=tmp_path, progress=False)
+    found = workbench.hunt(matrix.replace(seed=1), programs=24, against=workbench.Baseline.profile("TOSA-1.1+INT"),
+                           workers=2, cache=tmp_path, progress=False)
     assert found.findings
     for finding in found.findings:
         assert finding.baseline is not None and finding.baseline.profile == "TOSA-1.1+INT"

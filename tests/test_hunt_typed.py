@@ -1,9 +1,7 @@
-"""The hunt's baseline said by its kind (a profile, a policy or another Arm backend, at most one), its verdicts as
-a type, and what a user sees of a hunt on the command line: a short summary (real partitioner, lowering and
-reference model throughout)."""
+"""The hunt's baseline said by its kind (a typed Baseline: a profile, a policy or another Arm backend) and its
+verdicts as a type (real partitioner, lowering and reference model throughout). What a user reads of a hunt on the
+command line is checked with the seeded hunt (test_hunt.py)."""
 
-import subprocess
-import sys
 
 import pytest
 
@@ -60,18 +58,3 @@ def test_a_verdict_is_a_type_that_says_whether_the_contract_holds_breaks_or_the_
     assert breaks == Verdict("lowering_error") and breaks.breaks and breaks and str(breaks) == "lowering_error"
     discarded = Verdict(discarded=UNJUDGED)
     assert not discarded.breaks and not discarded.holds and str(discarded) == f"discarded: {UNJUDGED}"
-
-
-@pytest.mark.slow
-def test_a_hunt_on_the_command_line_prints_a_short_summary_with_real_labels(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "workbench", "hunt", "--profile", "TOSA-1.1+INT+int64", "--policy",
-                           "ext-int64-first-draft", "--dtypes", "int64", "--programs", "12", "--workers", "2",
-                           "--no-cache"], capture_output=True, text=True, timeout=600, cwd=tmp_path)
-    assert done.returncode == 0, done.stderr[-2000:]
-    lines = done.stdout.splitlines()
-    findings = [line for line in lines if line.startswith("[")]
-    assert findings, done.stdout
-    # the description, the stats, a line per finding and where the modules are: no sources, no progress, no chatter
-    assert len(lines) <= len(findings) + 4 and "class Program" not in done.stdout, done.stdout
-    assert not done.stderr.strip(), done.stderr[-2000:]
-    assert "#" not in "".join(findings) and "<dtype>" not in "".join(findings)

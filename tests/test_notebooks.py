@@ -147,7 +147,10 @@ def test_notebook_runs(path, monkeypatch, tmp_path):
     exercises answered: below)."""
     monkeypatch.delenv("WORKBENCH_CHECKOUT", raising=False)
     monkeypatch.delenv("WORKBENCH_ARM_BACKEND", raising=False)
-    execute(path, monkeypatch, tmp_path)
+    probe, check = AFTER_RUN_ALL.get(path.name, (None, None))
+    notebook = execute(path, monkeypatch, tmp_path, extra_cells=[nbformat.v4.new_code_cell(probe)] if probe else [])
+    if check is not None:
+        check(notebook)
 
 
 WRONG = "nothing like this"
@@ -284,34 +287,32 @@ def code_cell(path, marker: str) -> str:
     return source
 
 
-@pytest.mark.slow
-def test_after_run_all_the_top_explorer_shows_the_start_here_case(monkeypatch, tmp_path):
+def top_explorer_shows_the_start_here_case(notebook):
     """Run All: the explorer at the top shows cumsum [int64] TOSA-1.0+INT, the case "Start here" describes, with no
     line saying it shows something else; the notebook's own model is shown in an explorer of its own."""
-    monkeypatch.delenv("WORKBENCH_ARM_BACKEND", raising=False)
-    start_here = nbformat.read(EXPLORER_NOTEBOOK, as_version=4).cells[1].source
-    assert "`cumsum`, `int64`, `TOSA-1.0+INT`" in start_here
-    probe = nbformat.v4.new_code_cell("import html, re\nplain = lambda w: html.unescape(re.sub('<[^>]+>', '', w.value))\n"
-                                      "print('top:', plain(explorer.status), '| shown:', plain(explorer.shown_html))\n"
-                                      "print('mine:', plain(mine_explorer.status))")
-    notebook = execute(EXPLORER_NOTEBOOK, monkeypatch, tmp_path, extra_cells=[probe])
+    assert "`cumsum`, `int64`, `TOSA-1.0+INT`" in notebook.cells[1].source
     top, mine = printed_by(notebook.cells[-1]).splitlines()
     assert top.startswith("top: cumsum [int64] TOSA-1.0+INT: outcome fallback") and top.endswith("| shown: "), top
     assert mine.startswith("mine: model:Mine [float32,int64] TOSA-1.0+FP: outcome "), mine
 
 
-@pytest.mark.slow
-def test_the_allowlist_notebooks_example_lowering_error_comes_from_an_operator_on_the_list(monkeypatch, tmp_path):
+def example_lowering_error_comes_from_an_operator_on_the_list(notebook):
     """Notebook 02 announces "the smallest lowering error an operator on the list caused": its cell prints one from
     an operator (a failing input, origin placeholder, is no operator's), whose program delegated one on the list."""
-    monkeypatch.delenv("WORKBENCH_ARM_BACKEND", raising=False)
-    notebook = run_cells([code_cell(ALLOWLIST, "def show("), code_cell(ALLOWLIST, "HUNT_PROGRAMS = "),
-                          code_cell(ALLOWLIST, "on_list = "),
-                          "print('origin:', example.origin_op, '| on the list:', sorted(set(example.delegated_ops) & "
-                          "PART2.ops))"], monkeypatch, tmp_path)
-    shown, (origin,) = printed_by(notebook.cells[2]), printed_by(notebook.cells[3]).splitlines()
+    (shown,) = [printed_by(cell) for cell in notebook.cells if cell.cell_type == "code" and "on_list = " in cell.source]
+    (origin,) = printed_by(notebook.cells[-1]).splitlines()
     assert "placeholder" not in shown.splitlines()[0], shown
     assert not origin.startswith("origin: placeholder") and not origin.endswith("on the list: []"), origin
+
+
+# notebook name -> (a cell appended to its Run All, a check of the executed notebook)
+AFTER_RUN_ALL = {
+    EXPLORER_NOTEBOOK.name: ("import html, re\nplain = lambda w: html.unescape(re.sub('<[^>]+>', '', w.value))\n"
+                             "print('top:', plain(explorer.status), '| shown:', plain(explorer.shown_html))\n"
+                             "print('mine:', plain(mine_explorer.status))", top_explorer_shows_the_start_here_case),
+    ALLOWLIST.name: ("print('origin:', example.origin_op, '| on the list:', sorted(set(example.delegated_ops) & "
+                     "PART2.ops))", example_lowering_error_comes_from_an_operator_on_the_list),
+}
 
 
 def test_the_allowlist_notebooks_heatmap_column_labels_do_not_run_together(monkeypatch, tmp_path):
