@@ -30,9 +30,9 @@ def test_a_run_on_a_dask_cluster_gives_the_local_table_and_coverage():
     local = run_arm_tests(FILES, cap=1, workers=2, cache=False, progress=False)
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
                       host="127.0.0.1") as cluster:
-        remote = run_arm_tests(FILES, cap=1, cache=False, progress=False, scheduler=cluster.scheduler_address)
+        remote = run_arm_tests(FILES, cap=1, cache=False, progress=False, workers=cluster.scheduler_address)
         chosen = local["test_id"].iloc[0]
-        only_one = run_arm_tests([chosen], cap=1, cache=False, progress=False, scheduler=cluster.scheduler_address)
+        only_one = run_arm_tests([chosen], cap=1, cache=False, progress=False, workers=cluster.scheduler_address)
     assert len(local) >= 2 and set(local["file"]) == set(FILES)
     assert _compared(remote).equals(_compared(local))
     assert list(remote["file"].drop_duplicates()) == FILES  # joined in file order
@@ -54,9 +54,9 @@ def test_a_cluster_run_refuses_another_arm_backend_and_a_bad_address_before_any_
     (other / "__init__.py").write_text("")
     (other / "tosa" / "partitioner.py").write_text("")
     with pytest.raises(WorkbenchError, match="workers run their own Arm backend"):
-        run_arm_tests("ops/test_cumsum.py", tmp_path / "executorch", scheduler="tcp://127.0.0.1:1")
+        run_arm_tests("ops/test_cumsum.py", tmp_path / "executorch", workers="tcp://127.0.0.1:1")
     with pytest.raises(WorkbenchError, match="is no Dask scheduler address"):
-        run_arm_tests("ops/test_cumsum.py", scheduler="no address", progress=False)
+        run_arm_tests("ops/test_cumsum.py", workers="no address", progress=False)
 
 
 def test_the_command_line_passes_its_scheduler_to_the_arm_tests():

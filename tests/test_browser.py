@@ -112,15 +112,10 @@ CLIPPED = """root => {
     return found;
 }"""
 TRACEBACK = re.compile(r"Traceback \(most recent call last\)|Exception in thread")
-# JavaScript: each shown table of a tab panel (the element it is called on) wider than the panel, described; with
-# `scrolls`, one that scrolls in its own box within the panel is not counted.
-WIDE_TABLES = """(panel, scrolls) => [...panel.querySelectorAll('table.wb-table')]
+# JavaScript: each shown table of a tab panel (the element it is called on) wider than the panel, described; a
+# table that would scroll in its own box counts too.
+WIDE_TABLES = """panel => [...panel.querySelectorAll('table.wb-table')]
     .filter(table => table.getClientRects().length > 0)
-    .filter(table => {
-        const box = table.parentElement;
-        return !(scrolls && box.classList.contains('wb-table-box') && getComputedStyle(box).overflowX === 'auto'
-                 && box.getBoundingClientRect().right <= panel.getBoundingClientRect().right + 1);
-    })
     .map(table => [table, table.getBoundingClientRect(), panel.getBoundingClientRect()])
     .filter(([table, place, room]) => place.width > panel.clientWidth + 1 || place.right > room.right + 1)
     .map(([table, place]) => `a table ${Math.ceil(place.width)} px wide in a ${panel.clientWidth} px pane `
@@ -458,14 +453,12 @@ class ExplorerPage:
         )
 
     def wide_tables(self, title: str) -> list[str]:
-        """The tables of result tab `title` wider than its pane, each described; [] when all fit. A tab of
-        SCROLLING_TABS may hold a table that scrolls in its own box within the pane."""
-        return self.tab(title).evaluate(WIDE_TABLES, title in SCROLLING_TABS)
+        """The tables of result tab `title` wider than its pane, each described; [] when all fit."""
+        return self.tab(title).evaluate(WIDE_TABLES)
 
     def tabs_fit(self, name: str, titles: tuple[str, ...]) -> None:
         """At each window width of TABLE_WIDTHS, a screenshot of each tab of `titles` (NAME-TITLE-WIDTH.png);
-        asserts that no table is wider than its tab (SCROLLING_TABS: than its own scroll box in the tab) and
-        nothing is cut off."""
+        asserts that no table is wider than its tab and nothing is cut off."""
         size = self.page.viewport_size
         try:
             for width in TABLE_WIDTHS:
@@ -579,8 +572,6 @@ def test_after_run_all_the_controls_say_what_produced_the_shown_result(explorer)
 WINDOW_WIDTHS = (1400, 1100)
 # Widths the result tables are checked at: a laptop's and a desktop monitor's.
 TABLE_WIDTHS = (1280, 1920)
-# Tabs whose tables keep their words whole (Vela's per-layer figures, ten columns): one may scroll in its own box.
-SCROLLING_TABS = ("Vela",)
 
 
 def test_nothing_is_clipped_at_the_default_notebook_width(explorer):
@@ -866,7 +857,9 @@ def test_a_vgf_target_shows_its_vgf_tab(explorer):
             for width in WINDOW_WIDTHS:
                 ui.page.set_viewport_size({"width": width, "height": size["height"]})
                 ui.page.wait_for_timeout(300)  # the layout follows the window
+                wide = ui.wide_tables("VGF")
                 ui.screenshot(f"09-vgf-small-cnn-vgf-{width}")
+                assert not wide, f"VGF at a window {width} px wide: {wide}"
                 assert not ui.clipped(), f"cut off at a window {width} px wide: {ui.clipped()}"
         finally:
             ui.page.set_viewport_size(size)

@@ -117,6 +117,19 @@ def test_a_scheduler_that_is_no_address_is_refused_before_work():
     assert "'dask' is no Dask scheduler address; give host:port" in line
 
 
+def test_workers_are_a_number_of_processes_or_a_schedulers_address_and_the_flags_one_or_the_other():
+    done = workbench("hunt", "--profile", "TOSA-1.1+INT+int64", "--dtypes", "int64", "--workers", "2", "--scheduler",
+                     "tcp://127.0.0.1:1")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    (line,) = done.stderr.splitlines()
+    assert "--workers 2 and --scheduler tcp://127.0.0.1:1: give one" in line
+    import workbench as package
+
+    for wrong in (0, -1, True, 2.5):
+        with pytest.raises(package.WorkbenchError, match=r"^workers is a number of processes \(1 or more\) or a Dask "):
+            package.sweep(package.Matrix(["add"], ["int32"]), workers=wrong, cache=False, progress=False)
+
+
 def test_an_output_file_of_an_unknown_format_is_refused_before_the_sweep(tmp_path):
     done = workbench("sweep", "--preset", "int64-review", "--out", str(tmp_path / "results.txt"))
     assert done.returncode == 2 and "Traceback" not in done.stderr

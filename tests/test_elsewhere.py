@@ -18,7 +18,7 @@ MATRIX = workbench.Matrix(["add"], ["int32"], ["TOSA-1.0+INT"])
 def test_a_sweep_and_an_import_check_run_in_a_child_on_the_installed_backend(tmp_path, clean_env, monkeypatch):
     monkeypatch.setenv("WORKBENCH_WARM_PARENT", "0")  # one case: warming the child's parent would cost more
     request = {"matrix": MATRIX.to_dict(), "cache": str(tmp_path / "cache"), "workers": 1, "timeout": None,
-               "scheduler": None, "progress": False}
+               "progress": False}
     answer = elsewhere.run_elsewhere(sweep_job, request, "installed", "the sweep")
     (result,) = [result_from_dict(data) for data in answer["results"]]
     assert (result.op, result.dtype, result.profile, result.outcome.value) == ("add", "int32", "TOSA-1.0+INT",
@@ -33,7 +33,7 @@ def test_a_sweep_and_an_import_check_run_in_a_child_on_the_installed_backend(tmp
 
 def test_a_childs_error_comes_back_in_the_one_error_shape(clean_env):
     request = {"matrix": {**MATRIX.to_dict(), "ops": ["no_such_op"]}, "cache": False, "workers": 1,
-               "timeout": None, "scheduler": None, "progress": False}
+               "timeout": None, "progress": False}
     with pytest.raises(elsewhere.ElsewhereError,
                        match=r"^the sweep on the Arm backend installed: UnknownOperatorError: .*no_such_op"):
         elsewhere.run_elsewhere(sweep_job, request, "installed", "the sweep")

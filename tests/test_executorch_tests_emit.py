@@ -58,7 +58,7 @@ def bool_eq_finding():
 
 
 def _written(findings, folder) -> list:
-    from workbench.batch.hunt.findings import HuntResult, HuntStats
+    from workbench.batch.hunt.stats import HuntResult, HuntStats
     from workbench.views.executorch_tests import write_tests
 
     return write_tests(HuntResult(list(findings), HuntStats()), folder)
@@ -117,7 +117,7 @@ def test_the_permute_findings_file_passes_on_the_branch_that_fixes_it(permute_fi
 
 def test_the_issue_text_names_where_it_raised_the_variants_and_the_repro_with_the_rerun_last(bool_eq_finding,
                                                                                             permute_finding):
-    from workbench.batch.hunt.findings import HuntResult, HuntStats
+    from workbench.batch.hunt.stats import HuntResult, HuntStats
     from workbench.views.hunt_report import hunt_report
 
     found = HuntResult([permute_finding, bool_eq_finding], HuntStats(), "two findings")

@@ -135,6 +135,26 @@ def test_a_finding_reproduces_with_workbench_run_on_its_source(tmp_path, capsys)
     assert data["outcome"] == "lowering_error" and "CONCAT requires matching dtypes" in data["error"]["root_cause"]
 
 
+def test_a_hunt_travels_whole_as_json_and_comes_back_the_same():
+    from dataclasses import replace
+
+    from workbench.batch.authoring.culprits import find_culprits
+    from workbench.batch.hunt.stats import HuntResult, HuntStats
+
+    finding = _finding(_slice_program(), "ext-int64-first-draft")
+    finding = replace(finding, culprits=find_culprits(finding.result), baseline=finding.result, count=3)
+    found = HuntResult([finding], HuntStats(generated=2, run=1, broke=1, classes=1), "a hunt")
+    found.stats.outcomes["lowering_error/not_run"] += 1
+    back = HuntResult.from_dict(json.loads(json.dumps(found.to_dict(whole=True))))
+    assert back.to_dict() == found.to_dict() and "whole" not in found.to_dict()["findings"][0]
+    (again,) = back.findings
+    assert (again.key, again.program, again.first, again.count, again.variants) == \
+        (finding.key, finding.program, finding.first, 3, finding.variants)
+    assert again.result.to_dict() == finding.result.to_dict() and again.result.case is None
+    assert again.culprits.culprits == finding.culprits.culprits and again.culprits.culprits
+    assert str(back) == str(found)
+
+
 def test_bad_hunt_input_is_one_line_and_exit_2_before_any_work(capsys, tmp_path):
     assert main(["hunt", "--profile", "TOSA-9+INT", "--dtypes", "int64"]) == 2
     assert main(["hunt", "--profile", INT64, "--dtypes", "int64", "--out", "found.txt"]) == 2
@@ -213,8 +233,9 @@ def test_a_hunt_on_a_dask_cluster_finds_what_the_local_one_finds(tmp_path):
     local = workbench.hunt(matrix, programs=DASK_PROGRAMS, workers=2, cache=False, progress=False)
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
                       host="127.0.0.1") as cluster:
-        remote = workbench.hunt(matrix, programs=DASK_PROGRAMS, workers=2, cache=False, progress=False,
-                                scheduler=cluster.scheduler_address)
+        # the cluster's two workers: the same programs per batch as two local ones
+        remote = workbench.hunt(matrix, programs=DASK_PROGRAMS, cache=False, progress=False,
+                                workers=cluster.scheduler_address)
     assert local.findings and [f.key for f in remote.findings] == [f.key for f in local.findings]
     assert [f.program.digest for f in remote.findings] == [f.program.digest for f in local.findings]
 
@@ -234,3 +255,10 @@ def test_against_another_arm_backend_the_baseline_runs_there_and_only_what_is_wo
             "installed"
     with pytest.raises(workbench.WorkbenchError, match="already runs the Arm backend"):
         workbench.hunt(matrix, programs=1, against=workbench.Baseline.arm_backend("installed"), progress=False)
+    # the same hunt on the branch (this process keeps the installed backend: it runs whole in a new process)
+    there = workbench.hunt(matrix, programs=8, arm_backend=branch, workers=2, cache=tmp_path / "cache",
+                           progress=False)
+    assert there.stats.generated == found.stats.generated and there.stats.run == found.stats.run
+    # there the int64 nodes fall back (the same programs that fail here): nothing breaks the contract
+    assert found.stats.outcomes["lowering_error/not_run"] and not there.findings
+    assert there.stats.outcomes == {"fallback/not_run": there.stats.run}

@@ -46,6 +46,12 @@ def test_no_public_function_takes_more_than_eight_parameters():
     assert {name: len(p) for name, p in counted.items() if len(p) > 8} == {}
 
 
+def test_a_backend_and_the_workers_have_one_name_each_wherever_cases_run():
+    for function in (workbench.sweep, workbench.sweep_results, workbench.run_arm_tests, workbench.hunt):
+        parameters = inspect.signature(function).parameters
+        assert {"arm_backend", "workers"} <= set(parameters) and "scheduler" not in parameters, function.__name__
+
+
 def test_the_readme_has_one_table_of_the_public_names_and_it_lists_each_of_them():
     text = README.read_text()
     section = text.split("### Public names", 1)[1].split("\n## ", 1)[0].split("\n### ", 1)[0]

@@ -157,8 +157,8 @@ def test_the_dask_path_gives_the_local_table_and_takes_a_python_policy(tmp_path)
     with_trial = Matrix(["cumsum"], ["int64"], ["TOSA-1.1+INT+int64"], [trial])
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
                       host="127.0.0.1") as cluster:
-        remote = workbench.sweep(smoke, cache=False, progress=False, scheduler=cluster.scheduler_address)
-        trial_remote = workbench.sweep(with_trial, cache=False, progress=False, scheduler=cluster.scheduler_address)
+        remote = workbench.sweep(smoke, cache=False, progress=False, workers=cluster.scheduler_address)
+        trial_remote = workbench.sweep(with_trial, cache=False, progress=False, workers=cluster.scheduler_address)
     columns = ["op", "dtype", "profile", "outcome", "numerics", "reason", "root_cause"]
     assert remote[columns].equals(local[columns])
     trial_local = workbench.sweep(with_trial, cache=False, progress=False)
@@ -170,7 +170,7 @@ def test_a_dask_sweep_refuses_a_policy_it_cannot_send_before_any_work():
 
     unsendable = workbench.policies.Policy("unsendable", "holds a lock", lambda profile, lock=threading.Lock(): [])
     with pytest.raises(workbench.WorkbenchError, match="does not serialize"):
-        workbench.sweep(Matrix(["add"], ["int32"], policies=[unsendable]), scheduler="tcp://127.0.0.1:1")
+        workbench.sweep(Matrix(["add"], ["int32"], policies=[unsendable]), workers="tcp://127.0.0.1:1")
 
 
 def cli(*args, env=None):

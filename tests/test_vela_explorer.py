@@ -7,6 +7,7 @@ on the real result with its convolution's per-layer row turned into Vela's CPU r
 
 import dataclasses
 import html
+from html.parser import HTMLParser
 
 import matplotlib
 import pytest
@@ -31,6 +32,48 @@ from workbench.views.html_page import result_page
 pytestmark = pytest.mark.slow
 
 CONV = "aten_convolution_default"
+# What <wbr> means: a place where the browser may break the line, shown as nothing.
+BREAK = "\u200b"
+
+
+class ShownTables(HTMLParser):
+    """The tables of an HTML text as a reader sees them: each a list of rows of cell texts, its header row first,
+    tags left out and each line-break opportunity (<wbr>) kept as BREAK."""
+
+    def __init__(self, text: str):
+        super().__init__()
+        self.tables, self._cell = [], None
+        self.feed(text)
+        self.close()
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "table":
+            self.tables.append([])
+        elif tag == "tr":
+            self.tables[-1].append([])
+        elif tag in ("th", "td"):
+            self._cell = []
+        elif tag == "wbr" and self._cell is not None:
+            self._cell.append(BREAK)
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell.append(data)
+
+    def handle_endtag(self, tag):
+        if tag in ("th", "td"):
+            self.tables[-1][-1].append("".join(self._cell).strip())
+            self._cell = None
+
+    def frames(self, *, breaks: bool = False):
+        """Each table as a data frame of its cell texts; `breaks`: with BREAK where a line may break."""
+        import pandas as pd
+
+        def seen(text):
+            return text if breaks else text.replace(BREAK, "")
+
+        return [pd.DataFrame([[seen(c) for c in row] for row in rows[1:]], columns=[seen(c) for c in rows[0]])
+                for rows in self.tables]
 
 
 @pytest.fixture(scope="module")
@@ -106,12 +149,24 @@ def test_the_explorer_shows_the_vela_tab_of_an_ethos_u_result_and_a_line_for_ano
     ui.show(npu_result)
     assert ui.vela_view.value == ""  # rendered when opened
     ui.tabs.selected_index = TAB_TITLES.index("Vela")
-    shown = html.unescape(ui.vela_view.value)
+    assert "every operator on the NPU" in html.unescape(ui.vela_view.value)
+    shown = ShownTables(ui.vela_view.value)
+    summary, layers = shown.frames()
     report = npu_result.delegates[0].vela
-    assert "class=\"dataframe wb-table\"" in shown and shown.count("<table") == 2
-    for text in ("Ethos_U55_128 (Ethos_U55_High_End_Embedded", f"<td>{report.total_cycles}</td>", "<td>Conv2D</td>",
-                 f"<td>{CONV}</td>", "every operator on the NPU"):
-        assert text in shown, text
+    assert "class=\"dataframe wb-table\"" in ui.vela_view.value and len(shown.tables) == 2
+    assert list(summary.columns) == list(views.vela_summary_frame(npu_result).columns)
+    assert summary.loc[0, "configuration"].startswith("Ethos_U55_128 (Ethos_U55_High_End_Embedded")
+    assert summary.loc[0, "cycles"] == str(report.total_cycles)
+    assert list(layers["TOSA operator"]) == [layer.original_operator for layer in report.layers]
+    assert list(layers["cycles"]) == [str(layer.cycles) for layer in report.layers] and CONV in set(layers["FX node"])
+    # a long name may break at its underscores (the tables fit their pane), a number never does
+    marked_summary, marked_layers = shown.frames(breaks=True)
+    assert BREAK in marked_layers.loc[list(layers["FX node"]).index(CONV), "FX node"]
+    assert BREAK in marked_summary.loc[0, "configuration"]
+    numbers = [frame[column] for frame, table in ((marked_summary, views.vela_summary_frame(npu_result)),
+                                                  (marked_layers, views.vela_frame(npu_result)))
+               for column in table.columns if table[column].dtype.kind in "iuf"]
+    assert numbers and not [cell for column in numbers for cell in column if BREAK in cell], numbers
     assert "<td>NPU</td>" in html.unescape(ui.reasons_html.value)
     ui.show(tosa_result)
     ui.tabs.selected_index = TAB_TITLES.index("Vela")

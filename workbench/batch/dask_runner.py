@@ -5,7 +5,9 @@ passes as objects (cloudpickle: a Python policy or pass class travels as it does
 refused, before any work, policies and passes that do not serialize: `serializable`).
 A task that raises, or whose worker dies, becomes `crashed` rows; the sweep goes on. Workers must run the same Arm
 backend as the client (start them with WORKBENCH_ARM_BACKEND set as the client's): a task refuses otherwise.
-`check_address` and `serializable` refuse, before any work, what no cluster could take.
+`workers_and_scheduler` reads the one `workers` argument of sweeps, hunts and Arm-test runs (a number of local
+processes, or a Dask scheduler's address); `check_address` and `serializable` refuse, before any work, what no
+cluster could take.
 """
 
 from __future__ import annotations
@@ -49,6 +51,29 @@ def check_address(scheduler) -> None:
     if not isinstance(scheduler, str) or not _ADDRESS.fullmatch(scheduler):
         raise WorkbenchError(f"{scheduler!r} is no Dask scheduler address; give host:port or protocol://host:port, "
                              "e.g. tcp://127.0.0.1:8786 (the address `dask scheduler` prints)")
+
+
+def workers_and_scheduler(workers) -> tuple[int | None, str | None]:
+    """(local processes, Dask scheduler address) of a `workers` argument: None (as many processes as cores), a
+    positive number of processes, or the address of a Dask scheduler whose workers run the cases instead; refused in
+    one line otherwise, before any work."""
+    if workers is None:
+        return None, None
+    if isinstance(workers, str):
+        check_address(workers)
+        return None, workers
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise WorkbenchError(f"workers is a number of processes (1 or more) or a Dask scheduler's address "
+                             f"(host:port or protocol://host:port, e.g. tcp://127.0.0.1:8786); got {workers!r}")
+    return workers, None
+
+
+def cluster_size(scheduler: str) -> int:
+    """How many cases the cluster at `scheduler` runs at once: its workers' threads."""
+    from distributed import Client
+
+    with Client(scheduler) as client:
+        return max(1, sum(client.nthreads().values()))
 
 
 def serializable(objects) -> None:

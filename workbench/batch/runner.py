@@ -31,26 +31,42 @@ def result_store(cache) -> ResultCache | None:
 
 
 class CaseRunner:
-    """Cases run through the result cache and, for what it misses, the worker pool (or `scheduler`'s Dask cluster).
+    """Cases run through the result cache and, for what it misses, the worker pool (or a Dask cluster).
 
-    cache: as `result_store` takes it. workers: forked workers (None: the number of cores). timeout: seconds per
+    cache: as `result_store` takes it. workers: forked workers (None: the number of cores), or a Dask scheduler's
+    address (dask_runner.workers_and_scheduler). timeout: seconds per
     case. keys: the keying object (CaseKeys() by default). progress: called as progress(result, cached) for each
     result. group_runner: what a worker runs for a group (run_group by default). warm_up: whether the pool warms
     its parent before forking (pipeline/isolation.py); the pool is made at the first case to run, so a run
     answered wholly from the cache imports nothing of the stack.
     """
 
-    def __init__(self, cache, workers: int | None, timeout: float | None, scheduler: str | None = None, *,
+    def __init__(self, cache, workers: int | str | None, timeout: float | None, *,
                  keys=None, progress=None, group_runner=None, warm_up: bool = True):
-        if scheduler is not None and group_runner is not None:
-            raise ValueError("a Dask cluster runs run_group itself: give scheduler or group_runner, not both")
+        from .dask_runner import workers_and_scheduler
+
+        processes, self.scheduler = workers_and_scheduler(workers)
+        if self.scheduler is not None and group_runner is not None:
+            raise ValueError("a Dask cluster runs run_group itself: give a scheduler or group_runner, not both")
         self.store = result_store(cache)
         self.keys = keys if keys is not None else CaseKeys()
-        self.scheduler, self.timeout = scheduler, timeout
-        self.size = workers or os.cpu_count() or 1
+        self.timeout = timeout
+        self._size = processes
         self.progress, self.group_runner, self.warm_up = progress, group_runner, warm_up
         self.pool = None
         self.cases = self.cached = 0
+
+    @property
+    def size(self) -> int:
+        """How many cases run at once: the processes asked for (the cores by default), or the cluster's threads."""
+        if self._size is None:
+            if self.scheduler is not None:
+                from .dask_runner import cluster_size
+
+                self._size = cluster_size(self.scheduler)
+            else:
+                self._size = os.cpu_count() or 1
+        return self._size
 
     def key(self, item) -> str | None:
         """The cache key of `item` (None: not cached, or no cache)."""

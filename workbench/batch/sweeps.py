@@ -49,34 +49,34 @@ class _Progress:
         self.bar.close()
 
 
-def _checked(matrix, scheduler) -> Matrix:
-    """The matrix, refused before any work when it is not one, or when a cluster cannot take what it holds."""
+def _checked(matrix, workers) -> Matrix:
+    """The matrix, refused before any work when it is not one, when `workers` is neither a number of processes nor
+    a scheduler's address, or when a cluster cannot take what the matrix holds."""
+    from .dask_runner import serializable, workers_and_scheduler
+
     if not isinstance(matrix, Matrix):
         raise WorkbenchError(f"a sweep takes a workbench.Matrix, e.g. Matrix(ops=['add'], dtypes=['int32']) or "
                              f"Matrix.preset('smoke'); got {type(matrix).__name__} {matrix!r}")
-    if scheduler is not None:
-        from .dask_runner import check_address, serializable
-
-        check_address(scheduler)
+    if workers_and_scheduler(workers)[1] is not None:
         serializable([*matrix.policies, *matrix.transform_passes])
     return matrix
 
 
 @scoped
-def sweep(matrix: Matrix, *, cache=True, workers: int | None = None, timeout: float | None = None,
-          scheduler: str | None = None, arm_backend=None, progress: bool = True):
+def sweep(matrix: Matrix, *, cache=True, workers: int | str | None = None, timeout: float | None = None,
+          arm_backend=None, progress: bool = True):
     """The matrix as a DataFrame, one row per case.
 
-    cache: True (the default location), False, or a folder. workers: processes (default: the number of cores).
-    timeout: seconds per case (isolation.DEFAULT_TIMEOUT_SECONDS by default). scheduler: a Dask scheduler address to
-    run on a cluster instead. arm_backend: an executorch checkout (or its backends/arm), a named branch or
-    "installed"; None: this process's (see workbench.use_arm_backend). A backend other than the one this process
+    cache: True (the default location), False, or a folder. workers: processes (default: the number of cores), or
+    a Dask scheduler's address ("tcp://host:8786") to run on its cluster instead. timeout: seconds per case
+    (isolation.DEFAULT_TIMEOUT_SECONDS by default). arm_backend: an executorch checkout (or its backends/arm), a
+    named branch or "installed"; None: this process's (see workbench.use_arm_backend). A backend other than the one this process
     already imported runs the sweep in a new process (batch/elsewhere.py).
     """
     from .results_io import results_table
 
-    results = sweep_results(matrix, cache=cache, workers=workers, timeout=timeout, scheduler=scheduler,
-                            arm_backend=arm_backend, progress=progress)
+    results = sweep_results(matrix, cache=cache, workers=workers, timeout=timeout, arm_backend=arm_backend,
+                            progress=progress)
     # a sweep from another process is typed as its results file was read back before (load_results)
     return results_table(results.with_cached(), typed=results.elsewhere)
 
@@ -94,18 +94,18 @@ class SweepResults(list):
 
 
 @scoped
-def sweep_results(matrix: Matrix, *, cache=True, workers: int | None = None, timeout: float | None = None,
-                  scheduler: str | None = None, arm_backend=None, progress: bool = False) -> SweepResults:
+def sweep_results(matrix: Matrix, *, cache=True, workers: int | str | None = None, timeout: float | None = None,
+                  arm_backend=None, progress: bool = False) -> SweepResults:
     """The same sweep as full CaseResults (nodes, delegates, outputs, the case), for analyses beyond the table.
     Swept on another Arm backend (`arm_backend`, in a new process), its results hold no case."""
-    matrix = _checked(matrix, scheduler)
-    options = dict(cache=cache, workers=workers, timeout=timeout, scheduler=scheduler, progress=progress)
+    matrix = _checked(matrix, workers)
+    options = dict(cache=cache, workers=workers, timeout=timeout, progress=progress)
     if arm_backend is not None and not runs_here(arm_backend):
         return sweep_elsewhere(matrix, arm_backend, options)
     return _swept_here(matrix, **options)
 
 
-def _swept_here(matrix: Matrix, *, cache, workers, timeout, scheduler, progress) -> SweepResults:
+def _swept_here(matrix: Matrix, *, cache, workers, timeout, progress) -> SweepResults:
     store = result_store(cache)
     request = matrix.request()  # names only: read without importing torch
     bar = _Progress(progress)
@@ -114,7 +114,7 @@ def _swept_here(matrix: Matrix, *, cache, workers, timeout, scheduler, progress)
         if answered is not None:
             return answered
     groups = list(matrix.groups().values())
-    runner = CaseRunner(store, workers, timeout, scheduler, progress=bar.update)
+    runner = CaseRunner(store, workers, timeout, progress=bar.update)
     bar.start(sum(len(cases) for cases in groups))
     paired = [pair for group in runner.run_with_cached(groups) for pair in group]
     bar.close()
@@ -144,10 +144,10 @@ def _answered_from_cache(store: ResultCache, request: dict, bar: "_Progress") ->
 def sweep_elsewhere(matrix: Matrix, arm_backend, options: dict, why: str = "this one has imported another") \
         -> SweepResults:
     """The sweep in a new process on `arm_backend` (this one keeps the backend it imported); `options`: cache,
-    workers, timeout, scheduler and progress as sweep_results takes them."""
+    workers, timeout and progress as sweep_results takes them."""
     from ..core.records import result_from_dict
 
-    request = {"scheduler": None, "progress": False, **options,
+    request = {"progress": False, **options,
                "matrix": matrix.to_dict("a sweep on another Arm backend"),
                "cache": options["cache"] if isinstance(options["cache"], bool) else str(options["cache"])}
     print(f"sweeping on the Arm backend {label(arm_backend)} in a new process: {why}", file=sys.stderr)
@@ -158,7 +158,7 @@ def sweep_elsewhere(matrix: Matrix, arm_backend, options: dict, why: str = "this
 @job("sweep")
 def sweep_job(request: dict) -> dict:
     """The child's side of a sweep on another Arm backend: the matrix by name, its results as dicts."""
-    options = {name: request[name] for name in ("cache", "workers", "timeout", "scheduler", "progress")}
+    options = {name: request[name] for name in ("cache", "workers", "timeout", "progress")}
     results = sweep_results(Matrix.from_dict(request["matrix"]), **options)
     return {"results": [r.to_dict() for r in results], "cached": results.cached}
 

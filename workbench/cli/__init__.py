@@ -99,7 +99,7 @@ def _add_batch_commands(sub) -> None:
                      "operators x dtypes x profiles x policies, or executorch's own Arm tests")
     options.add_matrix_options(sweep)
     options.add_run_options(sweep)
-    sweep.add_argument("--scheduler", default=None, help="Dask scheduler address to run on a cluster")
+    options.add_scheduler_option(sweep)
     sweep.add_argument("--out", default=None, help="results file: .csv or .parquet (optional with --arm-tests)")
     arm_tests_command.add_options(sweep, arm_tests_command.SWEEP_HELP)
     add_arm_backend_option(sweep)
@@ -238,8 +238,7 @@ def _cmd_sweep(args) -> None:
     matrix = _matrix(args)
     if args.out is None:
         raise WorkbenchError("say where to write the results: --out FILE (.csv or .parquet)")
-    table = sweep(matrix, cache=cache_of(args), workers=args.workers, timeout=args.timeout,
-                  scheduler=args.scheduler)
+    table = sweep(matrix, cache=cache_of(args), workers=options.workers_of(args), timeout=args.timeout)
     path = save_results(table, args.out)
     counts = table["outcome"].value_counts().to_dict()
     print(f"{len(table)} cases ({int(table['cached'].sum())} from the cache) -> {path}: "

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ..core.errors import WorkbenchError
 from .cache_options import cache_of
+from .options import workers_of
 
 # compare-backends' options that describe a matrix: none applies to executorch's test files, which set their own
 # modules, inputs, profiles and quantization (the cache options apply to both). Parsed name -> the option (unset:
@@ -86,9 +87,9 @@ def sweep(args) -> None:
     from ..batch.results_io import save_results
 
     # main() has already made --arm-backend this process's Arm backend and checked --out (checks.py); the cache
-    # and --scheduler options mean what they mean for a matrix sweep
-    table = run_arm_tests(args.arm_tests, cap=args.arm_tests_cap, workers=args.workers, timeout=args.timeout,
-                          cache=cache_of(args), scheduler=args.scheduler)
+    # and the workers options mean what they mean for a matrix sweep
+    table = run_arm_tests(args.arm_tests, cap=args.arm_tests_cap, workers=workers_of(args), timeout=args.timeout,
+                          cache=cache_of(args))
     print(agreement_text(table))
     if args.out:
         print(f"{len(table)} cases -> {save_results(table, args.out)}")

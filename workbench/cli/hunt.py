@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ..core.errors import WorkbenchError
 from .cache_options import cache_of
+from .options import add_scheduler_option, workers_of
 
 REPORT_SUFFIXES = (".md", ".html")
 
@@ -42,7 +43,7 @@ def add_parser(sub, add_policy_option, add_cache_options, add_arm_backend_option
                           "(run in a new process)")
     hunt.add_argument("--quantization", metavar="NAME", default=None, help="how qint8 programs are quantized "
                       "(default int8)")
-    hunt.add_argument("--scheduler", default=None, help="a Dask scheduler's address: run the programs on a cluster")
+    add_scheduler_option(hunt)
     hunt.add_argument("--workers", type=int, default=None, help="worker processes (default: number of cores)")
     hunt.add_argument("--json", action="store_true", help="print one JSON object with findings and stats")
     hunt.add_argument("--out", default=None, help="also write the findings as a report: .md or .html")
@@ -69,8 +70,8 @@ def run(args) -> None:
     cache = cache_of(args)
     against = baseline_of(args)
     # the bar only where someone watches it: piped or redirected, the output is the summary alone
-    found = hunt(matrix, budget=args.budget, programs=args.programs, against=against, workers=args.workers,
-                 cache=cache, scheduler=args.scheduler, progress=not args.json and sys.stderr.isatty())
+    found = hunt(matrix, budget=args.budget, programs=args.programs, against=against, workers=workers_of(args),
+                 cache=cache, progress=not args.json and sys.stderr.isatty())
     print(json.dumps(found.to_dict(), indent=2) if args.json else found)
     if args.out:
         path = Path(args.out)

@@ -1,5 +1,5 @@
-"""The options several commands share: the profile, the seed, the policy, the matrix, the run, the case and the
-table width, each with its help written once."""
+"""The options several commands share: the profile, the seed, the policy, the matrix, the run (its workers or a Dask
+scheduler), the case and the table width, each with its help written once."""
 
 from __future__ import annotations
 
@@ -38,6 +38,21 @@ def add_matrix_options(command) -> None:
     add_policy_option(command, several=True)
     add_case_options(command)
     command.add_argument("--seed", type=int, default=None, help="the inputs' seed (default 0)")
+
+
+def add_scheduler_option(command) -> None:
+    command.add_argument("--scheduler", metavar="ADDRESS", default=None, help="a Dask scheduler's address "
+                         "(tcp://host:8786): run on its cluster instead of local worker processes")
+
+
+def workers_of(args):
+    """--workers or --scheduler, as sweep(workers=...) takes it: a number of processes, an address, or None."""
+    from ..core.errors import WorkbenchError
+
+    if args.scheduler is not None and args.workers is not None:
+        raise WorkbenchError(f"--workers {args.workers} and --scheduler {args.scheduler}: give one (local worker "
+                             "processes, or a Dask cluster's)")
+    return args.scheduler if args.scheduler is not None else args.workers
 
 
 def add_run_options(command) -> None:

@@ -39,8 +39,8 @@ def breakable(value) -> str:
 
 def table_html(frame, *, breaks: bool = True) -> str:
     """A data frame as the explorer's padded table (class wb-table) in its own scroll box (wb-table-box); a line
-    saying so when it is empty. `breaks`: long identifiers may break (`breakable`); without, a cell's words stay
-    whole (a table that scrolls anyway, or whose cells are read as they are)."""
+    saying so when it is empty. `breaks`: long identifiers may break (`breakable`), so that the table fits its
+    tab; without, a cell's words stay whole (a table that scrolls in its own box anyway, the trace's)."""
     if frame.empty:
         return "<i>nothing to show</i>"
     shown = breakable if breaks else (lambda value: html.escape(str(value)))

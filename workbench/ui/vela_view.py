@@ -25,9 +25,9 @@ def vela_html(result) -> str:
     on_cpu = int((layers["placed"] == "CPU").sum())
     where = (f"{on_cpu} operator(s) placed on the CPU by Vela" if on_cpu else "every operator on the NPU")
     return (f"<b>Vela's estimates per delegate</b> ({html.escape(where)})<br>"
-            f"<div class='wb-vela-summary'>{table_html(vela_summary_frame(result), breaks=False)}</div>"
+            f"<div class='wb-vela-summary'>{table_html(vela_summary_frame(result))}</div>"
             f"<br><b>per layer</b>: {html.escape(VELA_LAYERS_NOTE)}<br>"
-            f"<div class='wb-vela-layers'>{table_html(layers, breaks=False)}</div>")
+            f"<div class='wb-vela-layers'>{table_html(layers)}</div>")
 
 
 def status_reason(result) -> str:

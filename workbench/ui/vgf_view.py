@@ -26,13 +26,13 @@ def vgf_html(result) -> str:
     if files.empty:
         parts.append("<i class='wb-vgf-note'>no .vgf file was made (see below)</i><br>")
     else:
-        parts += [f"<div class='wb-vgf-files'>{table_html(files, breaks=False)}</div>",
+        parts += [f"<div class='wb-vgf-files'>{table_html(files)}</div>",
                   f"<b>segments</b><div class='wb-vgf-segments'>"
-                  f"{table_html(vgf_tables.segments_frame(result), breaks=False)}</div>"]
+                  f"{table_html(vgf_tables.segments_frame(result))}</div>"]
     parts.append(f"<b>outputs: the {vgf_tables.VGF_RUN} beside the {vgf_tables.REFERENCE_MODEL}</b>, each against "
                  "eager, and the two against each other<br>")
     parts.append(f"<i class='wb-vgf-note'>the VGF run {esc(note)}</i><br>" if note else
-                 f"<div class='wb-vgf-outputs'>{table_html(vgf_tables.outputs_frame(result), breaks=False)}</div>")
+                 f"<div class='wb-vgf-outputs'>{table_html(vgf_tables.outputs_frame(result))}</div>")
     notes = vgf_tables.vgf_notes(result)
     if notes:
         parts.append("<div class='wb-vgf-notes'>" + "".join(f"<i>note: {esc(n)}</i><br>" for n in notes) + "</div>")

@@ -1,4 +1,4 @@
-"""executorch's Arm tests on a Dask cluster (`run_arm_tests(..., scheduler=)`): one task per test file.
+"""executorch's Arm tests on a Dask cluster (`run_arm_tests(..., workers="tcp://host:8786")`): one task per test file.
 
 The worker reads the file from its own executorch and runs the chosen cases as a local run does, each in a forked
 child (`arm_tests_on_dask`). The caller joins the files' tables in file order and their attrs; a file whose task

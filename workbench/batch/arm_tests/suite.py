@@ -40,6 +40,7 @@ from ...core.rows import columns_for, result_row
 from ...stack.arm_tests.census import TestFunction
 from ...stack.arm_tests.record import ArmTestCase
 from ...stack.call_scope import scoped
+from ..dask_runner import workers_and_scheduler
 from ..elsewhere import job, run_elsewhere
 from ..progress import ProgressBar
 from ..runner import CaseRunner
@@ -150,15 +151,15 @@ def _import_failure(exc: BaseException, folder: Path) -> str:
 # --- running -----------------------------------------------------------------------------------------------------
 
 @scoped
-def run_arm_tests(source, arm_backend=None, *, cap: int | None = None, workers: int | None = 1,
-                  timeout: float | None = None, progress: bool = True, cache=True, scheduler: str | None = None):
+def run_arm_tests(source, arm_backend=None, *, cap: int | None = None, workers: int | str | None = 1,
+                  timeout: float | None = None, progress: bool = True, cache=True):
     """Run executorch Arm test cases through the workbench; one row per case run.
 
     source: an ArmTestCases (from_arm_tests; `.only(test_ids)` keeps some), or a selection of test files, or of
     pytest node ids ("ops/test_add.py::test_add_tensor_tosa_FP[5d_float]"), read from `arm_backend` with `cap`.
-    workers: forked children at a time (None: the number of cores). timeout: seconds per case. cache: True (the
-    default location), False, or a folder, as for sweep. scheduler: a Dask scheduler's address: each file is read
-    and run on the cluster's workers instead (arm_tests/dask.py). The frame's attrs hold `import_failures`,
+    workers: forked children at a time (None: the number of cores), or a Dask scheduler's address: each file is
+    then read and run on the cluster's workers instead (arm_tests/dask.py). timeout: seconds per case. cache: True
+    (the default location), False, or a folder, as for sweep. The frame's attrs hold `import_failures`,
     `skipped`, `not_captured` and `arm_backend`.
     """
     if isinstance(source, ArmTestCases):
@@ -166,13 +167,14 @@ def run_arm_tests(source, arm_backend=None, *, cap: int | None = None, workers: 
         keep = {c.test_id for c in source}
     else:
         selection, keep = node_ids(source)
+    scheduler = workers_and_scheduler(workers)[1]
     if scheduler is not None:
         from .dask import arm_tests_on_dask
 
         if other_backend(arm_backend):
             raise WorkbenchError(f"a Dask cluster's workers run their own Arm backend, this process's, not "
-                                 f"{arm_backend}: drop arm_backend= or scheduler=, or set WORKBENCH_ARM_BACKEND to it "
-                                 "here and there")
+                                 f"{arm_backend}: drop arm_backend= or give workers a number, or set "
+                                 "WORKBENCH_ARM_BACKEND to it here and there")
         return arm_tests_on_dask(run_arm_tests, select_files(selection, tests_folder(None)), scheduler,
                                  arm_backend=arm_backend, cap=cap, only=keep, timeout=timeout, cache=cache,
                                  progress=progress)

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from ... import policies
 from ...core.errors import WorkbenchError
 from ...core.outcomes import COMPILE_FAILURES, Outcome
-from ...core.records import CaseResult, NodeRecord
+from ...core.records import CaseResult, NodeRecord, result_from_dict
 from ...pipeline import sequence
 from ...pipeline.case import Case
 from ...pipeline.run import Exports, lower_and_check
@@ -86,6 +86,14 @@ class CulpritSearch:
             "case": self.case.to_dict(),
             "result": None if self.result is None else self.result.to_dict(),
         }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "CulpritSearch":
+        """The search `to_dict` wrote (its results hold no case)."""
+        culprits = tuple(Culprit(**{name: value if name == "target" else tuple(value) for name, value in c.items()})
+                         for c in data["culprits"])
+        return cls(result_from_dict(data["case"]), culprits, data["lowerings"], data["candidates"], data["groups"],
+                   data["result"] and result_from_dict(data["result"]), tuple(data["implied"]))
 
     def to_text(self) -> str:
         lines = [f"culprit search on {self.case.op} [{self.case.dtype}] {self.case.profile} "

@@ -8,5 +8,5 @@
 - `shrink`: the smallest program that still breaks the contract;
 - `examples`: the classes a hunt remembers and replays first next time;
 - `stats`: what a hunt did and what it returns;
-- `baseline`: the hunt's baseline on another Arm backend, run in a new process.
+- `elsewhere`: a hunt on another Arm backend, and a hunt's baseline there, each in a new process.
 """

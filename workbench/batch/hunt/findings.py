@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from ...core.outcomes import Outcome, is_quantize_dequantize
 from ...core.quantization import call_arguments
 from ...core.records import ArmBackend, CaseResult
-from .stats import HuntResult, HuntStats  # noqa: F401 (a hunt's record, named here as before)
 # the contract is read beside the classes: its names are here too
 from .contract import (DISAGREEMENT, ILLEGAL_GRAPH, NUMERIC_KINDS, SEVERITY, VGF_RUN_ERROR, Severity,  # noqa: F401
                        Verdict, diverged, severity, verdict, worse)
@@ -335,9 +334,11 @@ class Finding:
                 f"workbench.run_model(Program(), inputs, {self.result.profile!r}, policy={python_policy}"
                 f"{model_quantize}{dynamic.replace(', dynamic_shapes', ', dynamic_shapes=dynamic_shapes')})")
 
-    def to_dict(self) -> dict:
+    def to_dict(self, whole: bool = False) -> dict:
+        """The finding as the hunt's JSON shows it; whole=True adds, under "whole", its parts in full (its programs,
+        results, class key and culprit search), which HuntResult.from_dict makes the same finding of."""
         divergence = self.result.first_divergence
-        return {
+        shown = {
             "kind": self.kind, "outcome": self.result.outcome.value, "numerics": self.result.numerics.value,
             "failing_pass": self.failing_pass or None, "root_cause": self.root_cause, "origin_op": self.origin_op,
             "accepted_dtypes": self.accepted_dtypes or None, "variants": self.variants.to_dict(),
@@ -356,6 +357,12 @@ class Finding:
                 "outcome": self.baseline.outcome.value, "numerics": self.baseline.numerics.value},
             "culprits": [str(c) for c in self.culprits.culprits] if self.culprits is not None else None,
         }
+        if whole:
+            shown["whole"] = {"key": self.key.to_dict(), "program": self.program.to_dict(),
+                              "first": self.first.to_dict(), "result": self.result.to_dict(),
+                              "baseline": None if self.baseline is None else self.baseline.to_dict(),
+                              "culprits": None if self.culprits is None else self.culprits.to_dict()}
+        return shown
 
     def summary(self, width: int = 240) -> str:
         """One line: the label's first line (cut at `width`), how many programs, how small, shrunk and confirmed."""

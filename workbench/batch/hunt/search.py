@@ -31,9 +31,10 @@ machine), and one case's timeout if a program hangs.
 
 from __future__ import annotations
 
+import sys
 import time
 from collections import Counter
-from dataclasses import replace
+from dataclasses import asdict, replace
 
 from ...catalogue.program_draws import checked, draw_program
 from ...core.errors import WorkbenchError
@@ -41,13 +42,16 @@ from ...core.outcomes import COMPILE_FAILURES
 from ...pipeline.case import Case
 from ...stack.call_scope import scoped
 from .examples import Examples
-from .findings import (DISAGREEMENT, NUMERIC_KINDS, ClassKey, Finding, HuntResult, HuntStats, Severity, Variants,
+from .findings import (DISAGREEMENT, NUMERIC_KINDS, ClassKey, Finding, Severity, Variants,
                        class_among, class_of, diverged, member_label, member_size, ordered, same_class, severity,
                        variants_of, verdict, worse)
-from .baseline import Elsewhere
+from .elsewhere import Elsewhere
 from .clock import Clock
 from .shrink import shrink
-from .space import Baseline, HuntSpace
+from .space import Baseline, HuntSpace, check_shape
+from .stats import HuntResult, HuntStats
+from ..dask_runner import serializable, workers_and_scheduler
+from ..elsewhere import job, label, run_elsewhere, runs_here
 from ..matrix import Matrix
 from ..progress import ProgressBar
 from ..runner import CaseRunner
@@ -68,7 +72,7 @@ def _so_far(stats: HuntStats) -> dict:
 
 
 def hunt(matrix: Matrix, *, budget: float = 60.0, programs: int | None = None, against: Baseline | None = None,
-         workers: int | None = None, cache=True, scheduler: str | None = None, progress: bool = True) -> HuntResult:
+         arm_backend=None, workers: int | str | None = None, cache=True, progress: bool = True) -> HuntResult:
     """Replay what an earlier hunt of the same found, draw programs over the matrix's dtypes, run each under its
     profiles x policies, and return the contract's findings, worst first (one confirmed representative per class,
     shrunk, with its count and variants), and what the hunt did (`.stats`).
@@ -78,28 +82,53 @@ def hunt(matrix: Matrix, *, budget: float = 60.0, programs: int | None = None, a
     to draw instead (then the hunt is the same on every rerun and every class is shrunk fully). against: a baseline,
     said by its kind: Baseline.profile(...) (e.g. the same profile without an extension), Baseline.policy(...) or
     Baseline.arm_backend(...) ("installed", a checkout's folder, a named branch or BASE+PATCH...): report only what
-    is worse than under it.
-    cache: True (the default folder), False (nothing read or kept, nothing replayed), or a folder. scheduler: a
-    Dask scheduler's address to run the programs on a cluster instead of local workers (`workers`: the programs
-    drawn per batch then count the cluster as that many workers).
+    is worse than under it. arm_backend: the Arm backend the hunt runs on, as sweep takes it (None: this process's;
+    another than the one this process imported: the whole hunt in a new process, hunt/elsewhere.py).
+    workers: processes (default: the number of cores), or a Dask scheduler's address ("tcp://host:8786") to run the
+    programs on its cluster. cache: True (the default folder), False (nothing read or kept, nothing replayed), or a
+    folder.
     """
     started = time.perf_counter()  # the budget counts from here: loading the stack and starting workers too
-    return _hunt(matrix, budget, programs, against, workers, cache, scheduler, progress, started)
-
-
-@scoped
-def _hunt(matrix, budget, programs, against, workers, cache, scheduler, progress, started) -> HuntResult:
+    check_shape(matrix, against)
+    _check_effort(budget, programs)
+    scheduler = workers_and_scheduler(workers)[1]
+    if arm_backend is not None and not runs_here(arm_backend):  # before anything here imports a backend
+        return hunt_elsewhere({"matrix": matrix.to_dict("a hunt on another Arm backend"), "budget": budget,
+                               "programs": programs, "against": against and asdict(against),
+                               "workers": workers, "cache": cache if isinstance(cache, bool) else str(cache),
+                               "progress": progress}, arm_backend)
     space = HuntSpace(matrix, against)
+    if scheduler is not None:
+        serializable([policy for _, policy in space.pairs])
+    return _hunt(space, budget, programs, workers, cache, progress, started)
+
+
+def hunt_elsewhere(request: dict, arm_backend) -> HuntResult:
+    """The hunt `request` describes (hunt_job), run whole in a new process on the Arm backend `arm_backend`."""
+    print(f"hunting on the Arm backend {label(arm_backend)} in a new process: this one has imported another",
+          file=sys.stderr)
+    return HuntResult.from_dict(run_elsewhere(hunt_job, request, arm_backend, "the hunt"))
+
+
+@job("hunt")
+def hunt_job(request: dict) -> dict:
+    """The child's side of hunt_elsewhere: the matrix by name, the baseline by its kind, the hunt whole as JSON."""
+    against = request["against"] and Baseline(**request["against"])
+    found = hunt(Matrix.from_dict(request["matrix"]), budget=request["budget"], programs=request["programs"],
+                 against=against, workers=request["workers"], cache=request["cache"], progress=request["progress"])
+    return found.to_dict(whole=True)
+
+
+def _check_effort(budget, programs) -> None:
     if programs is None and not (isinstance(budget, (int, float)) and budget > 0):
         raise WorkbenchError(f"a hunt's budget is a positive number of seconds, got {budget!r} (or give programs=N)")
     if programs is not None and (not isinstance(programs, int) or programs < 1):
         raise WorkbenchError(f"programs must be a positive integer, got {programs!r}")
-    if scheduler is not None:
-        from ..dask_runner import check_address, serializable
 
-        check_address(scheduler)
-        serializable([policy for _, policy in space.pairs])
-    runner, stats = CaseRunner(cache, workers, CASE_TIMEOUT_SECONDS, scheduler), HuntStats()
+
+@scoped
+def _hunt(space, budget, programs, workers, cache, progress, started) -> HuntResult:
+    runner, stats = CaseRunner(cache, workers, CASE_TIMEOUT_SECONDS), HuntStats()
     examples = Examples(cache, space)
     clock = Clock(started, budget if programs is None else None, runner.size, bool(space.baseline or
                                                                                     space.arm_backend))

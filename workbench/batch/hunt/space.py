@@ -45,23 +45,28 @@ class Baseline:
         return f"{self.kind.replace('_', ' ').replace('arm', 'Arm')} {self.name}"
 
 
+def check_shape(matrix, against) -> None:
+    """Refuse what is no hunt's matrix or baseline, importing nothing (a hunt on another Arm backend checks this
+    here, the rest there)."""
+    if not isinstance(matrix, Matrix):
+        raise WorkbenchError(f"a hunt takes a workbench.Matrix of dtypes, profiles and policies, e.g. "
+                             f"Matrix(dtypes=['int64'], profiles=['TOSA-1.1+INT+int64']); got {type(matrix).__name__}")
+    if matrix.ops is not None:
+        raise WorkbenchError("a hunt draws its own programs: leave the matrix's ops out (give dtypes, profiles "
+                             "and policies)")
+    if not matrix.dtypes:
+        raise WorkbenchError("a hunt needs the dtypes of its programs' inputs, e.g. dtypes=['int64']")
+    if against is not None and not isinstance(against, Baseline):
+        raise WorkbenchError(f"a hunt's baseline is a workbench.Baseline: Baseline.profile('TOSA-1.1+INT'), "
+                             f"Baseline.policy('stock') or Baseline.arm_backend('installed'); got {against!r}")
+
+
 class HuntSpace:
     """What a hunt draws and runs: the matrix's dtypes, profile x policy pairs, and the baseline of each pair
     (`baseline`: a profile's or a policy's, run here; `arm_backend`: another Arm backend's, run in a new process)."""
 
     def __init__(self, matrix: Matrix, against: Baseline | None = None):
-        if not isinstance(matrix, Matrix):
-            raise WorkbenchError(f"a hunt takes a workbench.Matrix of dtypes, profiles and policies, e.g. "
-                                 f"Matrix(dtypes=['int64'], profiles=['TOSA-1.1+INT+int64']); got "
-                                 f"{type(matrix).__name__}")
-        if matrix.ops is not None:
-            raise WorkbenchError("a hunt draws its own programs: leave the matrix's ops out (give dtypes, profiles "
-                                 "and policies)")
-        if not matrix.dtypes:
-            raise WorkbenchError("a hunt needs the dtypes of its programs' inputs, e.g. dtypes=['int64']")
-        if against is not None and not isinstance(against, Baseline):
-            raise WorkbenchError(f"a hunt's baseline is a workbench.Baseline: Baseline.profile('TOSA-1.1+INT'), "
-                                 f"Baseline.policy('stock') or Baseline.arm_backend('installed'); got {against!r}")
+        check_shape(matrix, against)
         from ...core import dtypes as _dtypes
         from ... import policies
 
@@ -110,6 +115,6 @@ def _other_arm_backend(name: str, matrix: Matrix) -> str:
     if (here.source == _arm_backend.INSTALLED) == (wanted == _arm_backend.INSTALLED) and (
             wanted == _arm_backend.INSTALLED or here.path == wanted):
         raise WorkbenchError(f"this process already runs the Arm backend {here.label}: hunt another one against it "
-                             "(workbench.use_arm_backend(PATH) first, or --arm-backend PATH on the command line)")
+                             "(hunt(..., arm_backend=PATH), or --arm-backend PATH on the command line)")
     refuse_unportable(matrix, "a baseline on another Arm backend")
     return wanted

@@ -6,6 +6,10 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from ...catalogue.program import Program
+from ...core.records import result_from_dict
+from .findings import ClassKey, Finding, Variants
+
 
 @dataclass
 class HuntStats:
@@ -41,6 +45,15 @@ class HuntStats:
                 "shrink_seconds": round(self.shrink_seconds, 2), "shrink_runs": self.shrink_runs,
                 "first_seconds": {k: round(v, 2) for k, v in self.first_seconds.items()}}
 
+    @classmethod
+    def from_dict(cls, data: dict) -> "HuntStats":
+        """The stats `to_dict` wrote (its times rounded to hundredths)."""
+        return cls(data["generated"], Counter(data["discarded_by_reason"]), data["run"], data["cases"], data["cached"],
+                   Counter(data["outcomes"]), data["broke_contract"], data["classes"], data["unconfirmed"],
+                   data["shrunk"], data["replayed"], list(data["fixed"]), list(data["drawn_ops"]),
+                   dict(data["never_drawn"]), data["search_seconds"], data["shrink_seconds"], data["shrink_runs"],
+                   dict(data["first_seconds"]))
+
     def __str__(self) -> str:
         outcomes = ", ".join(f"{k} {v}" for k, v in self.outcomes.most_common())
         replayed = f"{self.replayed} replayed from earlier hunts ({len(self.fixed)} classes fixed since), " \
@@ -58,9 +71,17 @@ class HuntResult:
     stats: HuntStats
     description: str = ""
 
-    def to_dict(self) -> dict:
-        return {"description": self.description, "findings": [f.to_dict() for f in self.findings],
+    def to_dict(self, whole: bool = False) -> dict:
+        """The hunt as its JSON shows it; whole=True: each finding with its parts in full (Finding.to_dict), which
+        `from_dict` makes the same hunt of."""
+        return {"description": self.description, "findings": [f.to_dict(whole) for f in self.findings],
                 "stats": self.stats.to_dict()}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "HuntResult":
+        """The hunt `to_dict(whole=True)` wrote (its findings' results hold no case: they were made where it ran)."""
+        return cls([_finding_from_dict(f) for f in data["findings"]], HuntStats.from_dict(data["stats"]),
+                   data["description"])
 
     def __str__(self) -> str:
         """A summary a terminal shows whole: what the hunt did, then one line per finding (each finding's module,
@@ -75,3 +96,15 @@ class HuntResult:
         else:
             lines.append("no program broke the contract")
         return "\n".join(lines) + "\n"
+
+
+def _finding_from_dict(data: dict) -> Finding:
+    """The finding Finding.to_dict(whole=True) wrote."""
+    from ..authoring.culprits import CulpritSearch  # only a hunt read back whole needs the culprit search's record
+
+    parts = data["whole"]
+    return Finding(ClassKey.from_dict(parts["key"]), Program.from_dict(parts["program"]),
+                   result_from_dict(parts["result"]), data["count"], Program.from_dict(parts["first"]),
+                   data["confirmed"], parts["baseline"] and result_from_dict(parts["baseline"]),
+                   parts["culprits"] and CulpritSearch.from_dict(parts["culprits"]),
+                   Variants(**{name: tuple(values) for name, values in data["variants"].items()}), data["shrunk"])

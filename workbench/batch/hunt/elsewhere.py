@@ -1,10 +1,12 @@
-"""A hunt's baseline on another Arm backend, in a new process (batch/elsewhere.py).
+"""A hunt on another Arm backend, and a hunt's baseline there, each in a new process (batch/elsewhere.py).
 
-A process keeps the Arm backend it imported (stack/arm_backend.py), so the other side of a hunt against another
-Arm backend (a checkout against the installed one, or the installed one against a checkout) runs in a child on
-that backend: (program, profile, policy name, quantization) items go there as JSON (Program.to_dict) and come back
-as CaseResults' dicts; policies go by name, as to any other process. `Elsewhere` is a hunt's baseline there; the
-hunt's cases here and there run through batch/runner.py's CaseRunner.
+A process keeps the Arm backend it imported (stack/arm_backend.py). A hunt asked of another Arm backend
+(`hunt(arm_backend=)`) runs whole in a child on that backend (hunt/search.py's `hunt_job`) and comes back as
+`HuntResult.to_dict(whole=True)` (its findings' results hold no case: they were made there). The other side of a
+hunt against another Arm backend (`Baseline.arm_backend`: a checkout against the installed one, or the installed
+one against a checkout) runs in a child too: (program, profile, policy name, quantization) items go there as JSON
+(Program.to_dict) and come back as CaseResults' dicts; policies go by name, as to any other process. `Elsewhere`
+is a hunt's baseline there; the hunt's cases here and there run through batch/runner.py's CaseRunner.
 """
 
 from __future__ import annotations
