@@ -1,6 +1,8 @@
 """A user's own quantized module with `torch.cond` quantizes, lowers and matches as executorch's own TosaPipelineINT
 does on it: one quantization path for a user's model and executorch's test cases (stages/quantize.py)."""
 
+import warnings
+
 import pytest
 
 import workbench
@@ -70,8 +72,14 @@ def test_a_cond_with_a_convolution_in_one_branch_quantizes_both_branches(torch):
 
     torch.manual_seed(0)
     case = workbench.Case.model(CondConvInOneBranch(), (torch.rand(1, 2, 8),), PROFILE, quantization="int8")
-    result = workbench.run(case)
+    with warnings.catch_warnings(record=True) as shown:
+        warnings.simplefilter("always")
+        result = workbench.run(case)
     assert (result.outcome, result.numerics) == (Outcome.DELEGATED, Numerics.MATCH), result
+    # the inputs take the convolution's branch only: the other branch's observers saw nothing, said once as a note
+    assert not [w for w in shown if "must run observer" in str(w.message)], [str(w.message) for w in shown]
+    (note,) = [n for n in result.notes if "saw no calibration value" in n]
+    assert note.startswith(tuple(f"{n} of the quantizer's observers" for n in range(1, 10))), note
     (cond,) = [node for node in result.nodes if node.target == "cond"]
     assert cond.delegated and "COND_IF" in cond.tosa_ops, cond
     (delegate,) = result.delegates  # the branch's convolution on int8, in the same delegate as the cond

@@ -13,6 +13,8 @@ measures the TOSA lowering, not quantization itself.
 
 from __future__ import annotations
 
+import warnings
+
 from ..core.outcomes import Stage
 from ..core.quantization import DEFAULT, Quantization
 from ..core.text import call_text
@@ -28,10 +30,26 @@ def applies(state: Prepared) -> bool:
     return state.quantizer_profile is not None
 
 
+# torchao's HistogramObserver, asked for its scale before any value reached it (torchao/quantization/pt2e/observer.py,
+# calculate_qparams), warns with this and returns scale 1.0 and zero point 0
+NEVER_OBSERVED = "must run observer before calling calculate_qparams"
+
+
 def run(state: Prepared) -> None:
     torch = loader.torch()
-    state.module = quantize(state.module, state.inputs, state.quantizer_profile, state.quantization,
-                            target=state.quantize_target, calls=state.quantizer_calls)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.filterwarnings("always", message=NEVER_OBSERVED, category=UserWarning)  # one per observer
+        state.module = quantize(state.module, state.inputs, state.quantizer_profile, state.quantization,
+                                target=state.quantize_target, calls=state.quantizer_calls)
+    never = sum(NEVER_OBSERVED in str(w.message) for w in caught)
+    for w in caught:  # the others as they would have been shown
+        if NEVER_OBSERVED not in str(w.message):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
+    if never:
+        state.notes.append(f"{never} of the quantizer's observers saw no calibration value (in a branch of "
+                           "torch.cond the inputs do not take, say): torchao gives each the default scale 1.0 and "
+                           "zero point 0 (torchao/quantization/pt2e/observer.py, calculate_qparams); calibrate with "
+                           "inputs that take every branch")
     if state.quantizer_calls:
         state.notes.append("quantized with the case's own quantizer calls after its configuration: "
                            + "; ".join(call_text(*call) for call in state.quantizer_calls))
