@@ -246,8 +246,8 @@ def test_against_another_arm_backend_the_baseline_runs_there_and_only_what_is_wo
     # the branch applies executorch's int64 check under +int64 too: there int64 nodes fall back, here they fail
     branch = checkouts.int64_check_always_branch(tmp_path / "executorch")
     matrix = workbench.Matrix(dtypes=["int64"], profiles=[INT64], policies=["stock"])
-    found = workbench.hunt(matrix, programs=8, against=workbench.Baseline.arm_backend(branch), workers=2, cache=tmp_path / "cache",
-                           progress=False)
+    found = workbench.hunt(matrix, programs=8, against=workbench.Baseline.arm_backend(branch), workers=2,
+                           cache=tmp_path / "cache", progress=False)
     assert found.findings and found.stats.broke >= len(found.findings)
     for finding in found.findings:
         assert finding.baseline is not None and verdict(finding.baseline).holds

@@ -34,11 +34,10 @@ class CaseRunner:
     """Cases run through the result cache and, for what it misses, the worker pool (or a Dask cluster).
 
     cache: as `result_store` takes it. workers: forked workers (None: the number of cores), or a Dask scheduler's
-    address (dask_runner.workers_and_scheduler). timeout: seconds per
-    case. keys: the keying object (CaseKeys() by default). progress: called as progress(result, cached) for each
-    result. group_runner: what a worker runs for a group (run_group by default). warm_up: whether the pool warms
-    its parent before forking (pipeline/isolation.py); the pool is made at the first case to run, so a run
-    answered wholly from the cache imports nothing of the stack.
+    address (dask_runner.workers_and_scheduler). timeout: seconds per case. keys: the keying object (CaseKeys() by
+    default). progress: called as progress(result, cached) for each result. group_runner: what a worker runs for a
+    group (run_group by default). warm_up: whether the pool warms its parent before forking (pipeline/isolation.py);
+    the pool is made at the first case to run, so a run answered wholly from the cache imports nothing of the stack.
     """
 
     def __init__(self, cache, workers: int | str | None, timeout: float | None, *,
