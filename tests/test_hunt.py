@@ -213,9 +213,10 @@ def test_a_seeded_hunt_finds_confirms_and_repeats_from_the_cache(tmp_path, capsy
 @pytest.mark.slow
 def test_against_a_baseline_only_what_got_worse_is_a_finding(tmp_path):
     matrix = workbench.Matrix(dtypes=["int64"], profiles=[INT64], policies=["stock"])
-    found = workbench.hunt(matrix.replace(seed=1), programs=24, against=workbench.Baseline.profile("TOSA-1.1+INT"),
+    # 8 programs of seed 1 give four classes worse under +int64 than without it
+    found = workbench.hunt(matrix.replace(seed=1), programs=8, against=workbench.Baseline.profile("TOSA-1.1+INT"),
                            workers=2, cache=tmp_path, progress=False)
-    assert found.findings
+    assert len(found.findings) >= 3
     for finding in found.findings:
         assert finding.baseline is not None and finding.baseline.profile == "TOSA-1.1+INT"
         assert verdict(finding.baseline).holds and verdict(finding.result).breaks

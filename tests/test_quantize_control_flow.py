@@ -1,6 +1,7 @@
 """A user's own quantized module with `torch.cond` quantizes, lowers and matches as executorch's own TosaPipelineINT
 does on it: one quantization path for a user's model and executorch's test cases (stages/quantize.py)."""
 
+import json
 import warnings
 
 import pytest
@@ -29,13 +30,15 @@ def cond_conv1d(torch, sign: int):
     return module, (sign * torch.rand(1, 2, 8),)
 
 
-def executorch_pipeline_delegates(module, inputs) -> list[bytes]:
-    """executorch's own TosaPipelineINT on the module, as test_cond.py runs it (it asserts the reference model's
-    outputs within one quantization step of the quantized model's); its delegates' TOSA flatbuffers."""
+def executorch_pipeline_delegates(module, inputs, calibration) -> list[bytes]:
+    """executorch's own TosaPipelineINT on the module, calibrated on `calibration` as test_cond.py's
+    _set_branch_calibration_samples sets it (the test asserts the reference model's outputs within one quantization
+    step of the quantized model's); its delegates' TOSA flatbuffers."""
     from executorch.backends.arm.test.tester.test_pipeline import TosaPipelineINT
     from executorch.backends.test.harness.stages import StageType
 
     pipeline = TosaPipelineINT(module, inputs, "torch.ops.higher_order.cond", tosa_extensions=["cf"])
+    pipeline._stages[pipeline.find_pos("quantize")].args[0].calibration_samples = calibration
     pipeline.run()
     program = pipeline.tester.stages[StageType.TO_EDGE_TRANSFORM_AND_LOWER].artifact.exported_program()
     return [bytes(getattr(program.graph_module, node.target).processed_bytes) for node in program.graph.nodes
@@ -46,14 +49,18 @@ def executorch_pipeline_delegates(module, inputs) -> list[bytes]:
 @pytest.mark.parametrize("sign", [1, -1], ids=["true_branch", "false_branch"])
 def test_a_users_cond_module_quantizes_lowers_and_matches_as_executorchs_pipeline(torch, sign):
     module, inputs = cond_conv1d(torch, sign)
-    ours = workbench.run_model(module, inputs, PROFILE, quantization="int8")
+    (x,) = inputs
+    both_branches = ((x,), (-x,))  # as test_cond.py's _make_calibration_samples
+    case = workbench.Case.model(module, inputs, PROFILE, quantization="int8").replace(calibration=both_branches)
+    ours = workbench.run(case)
+    assert not [note for note in ours.notes if "saw no calibration value" in note], ours.notes
     assert (ours.outcome, ours.numerics, ours.error) == (Outcome.DELEGATED, Numerics.MATCH, None), ours
     (output,) = ours.outputs
     assert output.max_steps <= 1, output.steps_text()
     # the user's module is theirs: its parameters still take gradients after the run
     assert all(parameter.requires_grad for parameter in module.parameters())
 
-    theirs = executorch_pipeline_delegates(*cond_conv1d(torch, sign))  # its own instance: ArmTester freezes it
+    theirs = executorch_pipeline_delegates(*cond_conv1d(torch, sign), both_branches)  # its own instance
     assert [bytes(delegate.flatbuffer) for delegate in ours.delegates] == theirs  # the same graph, the same numbers
 
 
@@ -84,3 +91,57 @@ def test_a_cond_with_a_convolution_in_one_branch_quantizes_both_branches(torch):
     assert cond.delegated and "COND_IF" in cond.tosa_ops, cond
     (delegate,) = result.delegates  # the branch's convolution on int8, in the same delegate as the cond
     assert "CONV2D" in delegate.tosa_op_names, delegate.tosa_op_names
+
+
+COND_FILE = """
+import torch
+
+
+class CondConvInOneBranch(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.conv = torch.nn.Conv1d(2, 2, 3, padding=1)
+
+    def forward(self, x):
+        return torch.cond(x.sum() > 0, lambda arg: self.conv(arg), lambda arg: arg * 2.0, [x])
+
+
+model = CondConvInOneBranch().eval()
+example_inputs = (-torch.ones(1, 2, 8),)
+"""
+
+
+@pytest.mark.slow
+def test_a_module_files_calibration_inputs_calibrate_every_branch_it_names(tmp_path, capsys):
+    from workbench.cli import main
+
+    path = tmp_path / "cond_conv.py"
+    path.write_text(COND_FILE)
+    assert main(["run", str(path), "--profile", PROFILE, "--quantization", "int8", "--json"]) == 0
+    alone = json.loads(capsys.readouterr().out)
+    assert [n for n in alone["notes"] if "saw no calibration value" in n and "calibration_inputs" in n], alone["notes"]
+    path.write_text(COND_FILE + "calibration_inputs = [(torch.ones(1, 2, 8),), (-torch.ones(1, 2, 8),)]\n")
+    assert main(["run", str(path), "--profile", PROFILE, "--quantization", "int8", "--json"]) == 0
+    both = json.loads(capsys.readouterr().out)
+    assert not [n for n in both["notes"] if "saw no calibration value" in n], both["notes"]
+    assert (both["outcome"], both["numerics"]) == ("delegated", "match")
+
+
+def test_calibration_is_a_quantized_model_cases_and_each_sample_fits_its_forward(torch):
+    class Double(torch.nn.Module):
+        def forward(self, x):
+            return x * 2
+
+    quantized = workbench.Case.model(Double(), (torch.ones(2),), PROFILE, quantization="int8")
+    calibrated = quantized.replace(calibration=[torch.zeros(2), (torch.ones(2),)])
+    assert [len(sample) for sample in calibrated.calibration] == [1, 1]
+    assert calibrated.export_key != quantized.export_key  # calibrated otherwise: not one shared quantization
+    with pytest.raises(workbench.InputMismatchError, match="do not fit Double.forward"):
+        quantized.replace(calibration=[(torch.ones(2), torch.ones(2))])
+    with pytest.raises(workbench.InputMismatchError, match="a list of input tuples"):
+        quantized.replace(calibration=[])
+    float_case = workbench.Case.model(Double(), (torch.ones(2),), PROFILE)
+    for case in (float_case, workbench.Case.of("add", "int32", PROFILE)):
+        with pytest.raises(workbench.WorkbenchError, match="calibration applies to a quantized model case"):
+            case.replace(calibration=[(torch.ones(2),)])

@@ -102,9 +102,9 @@ class CaseKeys:
         return self._prints[identity]
 
     def key(self, case) -> str | None:
-        """None for a case that is not cached: a model's (its module has no text to key on), or one whose policy
-        or passes have no readable source."""
-        if case.entry is None and case.program is None:
+        """None for a case that is not cached: a model's (its module has no text to key on), one calibrated on
+        inputs of its own, or one whose policy or passes have no readable source."""
+        if (case.entry is None and case.program is None) or case.calibration is not None:
             return None
         prints = self.fingerprints(case)
         if prints is None:

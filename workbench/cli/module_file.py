@@ -19,7 +19,8 @@ FORMS = ("FILE.py[:NAME]. The module: NAME when given (an nn.Module instance, or
          "instance or nn.Module class of the file (leaving out a class another class of the file uses, a "
          "submodule's, and a class the file made its instance of). The inputs: `example_inputs` or `inputs` (a "
          "tuple of tensors, or one tensor), or what a function `get_inputs()` or `get_example_inputs()` returns "
-         "(of the file, else a method of the module); `dynamic_shapes` where dims are dynamic")
+         "(of the file, else a method of the module); `dynamic_shapes` where dims are dynamic; `calibration_inputs` (a "
+         "list of input tuples) to calibrate a quantized run on, e.g. one per branch of a torch.cond")
 _NAMED = re.compile(r"^(?P<path>.+\.py):(?P<name>[A-Za-z_]\w*)$")
 _MODEL_VARIABLE = "model"
 _PROGRAM_CLASS = "Program"  # a hunt's finding (catalogue/program.py) names its module so
@@ -29,12 +30,14 @@ _INPUT_FUNCTIONS = ("get_inputs", "get_example_inputs")
 
 @dataclass(frozen=True)
 class ModuleFile:
-    """What a file gave: its module, its example inputs (a tuple), its `dynamic_shapes` and a name for results."""
+    """What a file gave: its module, its example inputs (a tuple), its `dynamic_shapes`, a name for results and its
+    `calibration_inputs` (None when it has none)."""
 
     module: Any
     inputs: tuple
     dynamic_shapes: Any
     name: str
+    calibration: Any = None
 
 
 def is_module_file(text: str) -> bool:
@@ -50,7 +53,7 @@ def load(text: str) -> ModuleFile:
     module = _chosen_module(path, name, namespace, classes)
     inputs = _inputs(path, namespace, module)
     label = f"model:{path.stem}" + (f".{name}" if name else "")
-    return ModuleFile(module, inputs, namespace.get("dynamic_shapes"), label)
+    return ModuleFile(module, inputs, namespace.get("dynamic_shapes"), label, namespace.get("calibration_inputs"))
 
 
 def _executed(path: Path) -> tuple[dict, dict[str, list[str]]]:

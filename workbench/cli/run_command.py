@@ -78,4 +78,5 @@ def _file_case(args):
     quantization = args.quantization or (DEFAULT.name if args.dtype == QUANTIZED_DTYPE else None)
     case = Case.model(found.module, found.inputs, args.profile, policy=args.policy, quantization=quantization,
                       dynamic_shapes=found.dynamic_shapes, transform_passes=args.transform_passes, trace=args.trace)
-    return case.replace(name=found.name)
+    calibrated = {"calibration": found.calibration} if quantization and found.calibration is not None else {}
+    return case.replace(name=found.name, **calibrated)

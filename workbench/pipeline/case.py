@@ -53,6 +53,8 @@ class Case:
     arm_backend: dict = field(default_factory=dict, repr=False)  # ArmBackend.to_dict() of the backend it is for
     trace: bool = False  # also trace every delegate's tensors (stages/trace.py)
     program: Any = field(default=None, repr=False)  # a generated program's (catalogue/program.py) case: the Program
+    # the input tuples a quantized model case is calibrated on (None: its example inputs alone)
+    calibration: tuple | None = field(default=None, repr=False)
 
     # --- making one -----------------------------------------------------------------------------------------
 
@@ -133,8 +135,11 @@ class Case:
 
     def replace(self, **changes) -> "Case":
         """The same case with `profile`, `policy`, `transform_passes`, `quantization`, `trace`, `seed` or `dtype`
-        (a catalogue case's), or `name` (a model case's) changed, each checked as when a case is made."""
-        allowed = {"profile", "policy", "transform_passes", "quantization", "trace", "seed", "dtype", "name"}
+        (a catalogue case's), or `name` or `calibration` (a model case's) changed, each checked as when a case is
+        made. calibration: the input tuples a quantized model is calibrated on, each as its example inputs are
+        given (e.g. one per branch of a torch.cond); None: its example inputs alone."""
+        allowed = {"profile", "policy", "transform_passes", "quantization", "trace", "seed", "dtype", "name",
+                   "calibration"}
         unknown = sorted(set(changes) - allowed)
         if unknown:
             raise WorkbenchError(f"a case cannot change {', '.join(unknown)}; "
@@ -146,6 +151,8 @@ class Case:
             raise WorkbenchError(f"name={changes['name']!r}: a model case takes a non-empty name; a catalogue "
                                  "case is named by its operator")
         checked = {"name": changes["name"]} if "name" in changes else {}
+        if "calibration" in changes:
+            checked["calibration"] = self._checked_calibration(changes["calibration"])
         if "profile" in changes:
             checked["profile"] = profiles.runnable(changes["profile"])
         if "policy" in changes:
@@ -166,6 +173,17 @@ class Case:
                                                             f"dtype {self.dtype}" if self.entry else "this model case")
         return dataclasses.replace(self, **checked)
 
+    def _checked_calibration(self, samples) -> tuple | None:
+        if samples is None:
+            return None
+        if self.entry is not None or self.program is not None or not self.quantize:
+            raise WorkbenchError("calibration applies to a quantized model case (Case.model(..., quantization="
+                                 "'int8')); a catalogue operator's or generated program's inputs are its own")
+        if not isinstance(samples, (list, tuple)) or not samples:
+            raise InputMismatchError(f"calibration is a list of input tuples (one per calibration run), got "
+                                     f"{type(samples).__name__}")
+        return tuple(_checked_inputs(self.module, sample) for sample in samples)
+
     # --- what it is -----------------------------------------------------------------------------------------
 
     @property
@@ -185,7 +203,8 @@ class Case:
         Ethos-U family shares the family's)."""
         source = (self.name, self.dtype, self.seed) if self.entry is not None or self.program is not None else (
             "model", id(self.module))
-        return (*source, self.quantizer_profile, self.quantization_name, id(self.quantizer_calls))
+        return (*source, self.quantizer_profile, self.quantization_name, id(self.quantizer_calls),
+                id(self.calibration))
 
     @property
     def quantizer_profile(self) -> str | None:
@@ -203,7 +222,8 @@ class Case:
                             quantizer_calls=self.quantizer_calls, dynamic_shapes=self.entry.dynamic_shapes())
         return Prepared(label=self.name, dtype=self.dtype, seed=None, module=self.module, inputs=self.inputs,
                         quantizer_profile=quantizer, quantization=self.quantization, quantize_target=target,
-                        quantizer_calls=self.quantizer_calls, dynamic_shapes=self.dynamic_shapes)
+                        quantizer_calls=self.quantizer_calls, dynamic_shapes=self.dynamic_shapes,
+                        calibration=self.calibration)
 
     def check_backend(self) -> None:
         """Refuse to run a case made for another Arm backend than this process runs."""

@@ -257,16 +257,17 @@ def target_name(target) -> str:
     return getattr(target, "__name__", str(target))
 
 
-def quantize_with_submodules(quantizer, graph, inputs: tuple):
-    """`graph` prepared for `quantizer`, calibrated on `inputs` and converted, its cond branches and while_loop
-    bodies with it (executorch's TOSAQuantizer._quantize_with_submodules); without that method, torchao's
-    prepare_pt2e / convert_pt2e on the top-level graph (the degradation says so)."""
+def quantize_with_submodules(quantizer, graph, samples: list):
+    """`graph` prepared for `quantizer`, calibrated on each input tuple of `samples` and converted, its cond branches
+    and while_loop bodies with it (executorch's TOSAQuantizer._quantize_with_submodules); without that method,
+    torchao's prepare_pt2e / convert_pt2e on the top-level graph (the degradation says so)."""
     if not hooks.degraded("control_flow_quantization"):
-        return quantizer._quantize_with_submodules(graph, [inputs])
+        return quantizer._quantize_with_submodules(graph, list(samples))
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
     prepared = prepare_pt2e(graph, quantizer)
-    prepared(*inputs)
+    for inputs in samples:
+        prepared(*inputs)
     return convert_pt2e(prepared)
 
 

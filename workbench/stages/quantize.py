@@ -40,7 +40,8 @@ def run(state: Prepared) -> None:
     with warnings.catch_warnings(record=True) as caught:
         warnings.filterwarnings("always", message=NEVER_OBSERVED, category=UserWarning)  # one per observer
         state.module = quantize(state.module, state.inputs, state.quantizer_profile, state.quantization,
-                                target=state.quantize_target, calls=state.quantizer_calls)
+                                target=state.quantize_target, calls=state.quantizer_calls,
+                                calibration=state.calibration)
     never = sum(NEVER_OBSERVED in str(w.message) for w in caught)
     for w in caught:  # the others as they would have been shown
         if NEVER_OBSERVED not in str(w.message):
@@ -48,8 +49,9 @@ def run(state: Prepared) -> None:
     if never:
         state.notes.append(f"{never} of the quantizer's observers saw no calibration value (in a branch of "
                            "torch.cond the inputs do not take, say): torchao gives each the default scale 1.0 and "
-                           "zero point 0 (torchao/quantization/pt2e/observer.py, calculate_qparams); calibrate with "
-                           "inputs that take every branch")
+                           "zero point 0 (torchao/quantization/pt2e/observer.py, calculate_qparams); calibrate on "
+                           "inputs that take every branch: case.replace(calibration=[inputs, ...]) in Python, "
+                           "calibration_inputs = [...] in a module file")
     if state.quantizer_calls:
         state.notes.append("quantized with the case's own quantizer calls after its configuration: "
                            + "; ".join(call_text(*call) for call in state.quantizer_calls))
@@ -91,8 +93,9 @@ def quantizer_profile(profile, quantization: Quantization) -> str:
 
 
 def quantize(module, inputs: tuple, profile: str, quantization: Quantization | None = None, *, target=None,
-             calls: tuple = ()):
-    """The PT2E-converted model (float in, float out, quantize/dequantize inside), calibrated on `inputs`, as
+             calls: tuple = (), calibration: tuple | None = None):
+    """The PT2E-converted model (float in, float out, quantize/dequantize inside), calibrated on `inputs` (on each
+    input tuple of `calibration` instead, when given, as a test sets its quantize stage's calibration_samples), as
     executorch's TosaPipelineINT quantizes, for the TOSA `profile` (quantizer_profile): its global config (and with
     +io its I/O config) is the configuration's; then each of `calls` (method, args, kwargs) is made on the
     quantizer in order, as a test makes them on its pipeline's quantizer.
@@ -126,7 +129,8 @@ def quantize(module, inputs: tuple, profile: str, quantization: Quantization | N
     # executorch or torchao frame is on the call stack, so executorch's own callers never get it; the Arm
     # quantizer's passes (ExportPass) refuse a call_module. Without it the module is what executorch quantizes.
     graph = torch.export.export(module, inputs).module(check_guards=False)
-    return internals.quantize_with_submodules(quantizer, without_gradients(graph), copied(inputs))
+    samples = [copied(sample) for sample in (calibration or (inputs,))]
+    return internals.quantize_with_submodules(quantizer, without_gradients(graph), samples)
 
 
 def without_gradients(graph):

@@ -33,6 +33,7 @@ class Prepared:
     quantize_target: Any = None  # stack.ethos_u.Target whose EthosUQuantizer quantizes it (None: TOSAQuantizer)
     quantizer_calls: tuple = ()  # (method, args, kwargs) made on the quantizer after its configuration
     dynamic_shapes: Any = None
+    calibration: tuple | None = None  # the input tuples the quantizer calibrates on (None: `inputs` alone)
     expected: list | None = None  # eager outputs, flat
     # per output of a quantized model, the (scale, zero point) of its dequantize node; None where it has none
     output_quantization: list | None = None
