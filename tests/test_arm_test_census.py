@@ -7,6 +7,7 @@ import os
 import sys
 from pathlib import Path
 
+import workbench
 from workbench.batch.arm_tests import suite as arm_tests
 from workbench.batch.arm_tests.coverage import coverage_summary, unread_rows
 from workbench.batch.arm_tests.suite import from_arm_tests
@@ -104,11 +105,12 @@ def test_a_higher_order_operator_left_on_cpu_is_counted_by_its_own_name():
     assert u55.cpu_ops == (("while_loop", 1),)
 
 
-def test_a_check_added_with_arm_testers_own_method_is_read_and_a_pipeline_edit_is_counted_with_its_reason():
+def test_a_check_added_with_arm_testers_own_method_and_the_calibration_samples_a_test_sets_are_read():
     """ops/test_cond.py adds `ArmTester.check_not` after lowering (`add_stage_after`), read on the recorder's class
-    (before, the capture failed on it); its INT test edits the quantize stage's calibration samples through
-    `pipeline._stages`, which the stand-in does not hold: counted with that reason, its message without the
-    machine's temporary folder."""
+    (before, the capture failed on it); its INT test sets the quantize stage's calibration samples through
+    `pipeline._stages[pipeline.find_pos("quantize")]`, one input per branch: read, and its case calibrated on them.
+    A test that reads its pipeline's results is counted with that reason, its message without the machine's
+    temporary folder."""
     import tempfile
 
     from workbench.stack.arm_tests.census import READS_PIPELINE, case_unread_reason
@@ -116,8 +118,13 @@ def test_a_check_added_with_arm_testers_own_method_is_read_and_a_pipeline_edit_i
 
     cases = {c.test: c for c in from_arm_tests("ops/test_cond.py", cap=1)}
     assert cases["test_cond_tosa_FP"].runnable and cases["test_cond_tosa_FP"].exir_ops == ("cond",)
-    edited = cases["test_cond_tosa_INT"]
-    assert not edited.runnable and case_unread_reason(edited)[0] == READS_PIPELINE
+    calibrated = cases["test_cond_tosa_INT"]
+    assert calibrated.runnable and case_unread_reason(calibrated) is None
+    (x,) = calibrated.inputs
+    assert [sample[0].equal(value) for sample, value in zip(calibrated.calibration, (x, -x))] == [True, True]
+    assert 'stages[quantize].calibration_samples=(((1, 1, 2, 2):float32), ((1, 1, 2, 2):float32))' in calibrated.calls
+    case = workbench.Case.of_arm_test(calibrated)
+    assert [sample[0].equal(value) for sample, value in zip(case.calibration, (x, -x))] == [True, True]
     artifact = ArmTestCase(file="misc/test_x.py", test="test_x_tosa_FP", param="", pipeline="TosaPipelineFP",
                            capture_error=f"AssertionError: File {tempfile.gettempdir()}/tmpab12/x_06-Dec-08:39:27.log "
                                          f"was not created")

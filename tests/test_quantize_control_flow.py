@@ -145,3 +145,31 @@ def test_calibration_is_a_quantized_model_cases_and_each_sample_fits_its_forward
     for case in (float_case, workbench.Case.of("add", "int32", PROFILE)):
         with pytest.raises(workbench.WorkbenchError, match="calibration applies to a quantized model case"):
             case.replace(calibration=[(torch.ones(2),)])
+
+
+@pytest.mark.slow
+def test_a_quantized_nested_cond_lowers_and_matches_as_executorchs_test_of_it(torch):
+    """Written like executorch's test_cond.py::NestedCondConv1d and calibrated on its three samples (inner true,
+    inner false, outer false), as its test_nested_cond_conv1d_tosa_INT does; its pytest passes. Exported without
+    strict mode, the inner branch's constants stayed FunctionalTensors and to_edge refused them."""
+
+    class NestedCondConv1d(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner_true_conv = torch.nn.Conv1d(2, 4, 3, padding=1)
+            self.inner_false_conv = torch.nn.Conv1d(2, 4, 3, padding=1)
+            self.outer_false_conv = torch.nn.Conv1d(2, 4, 3, padding=1)
+
+        def forward(self, x):
+            def outer_true(arg):
+                return torch.cond(arg.mean() > 0.5, lambda a: self.inner_true_conv(a),
+                                  lambda a: self.inner_false_conv(a), [arg])
+
+            return torch.cond(x.sum() > 0, outer_true, lambda arg: self.outer_false_conv(arg), [x])
+
+    torch.manual_seed(0)
+    samples = ((torch.ones(1, 2, 8),), (torch.full((1, 2, 8), 0.1),), (-torch.ones(1, 2, 8),))
+    case = workbench.Case.model(NestedCondConv1d(), samples[1], PROFILE, quantization="int8")
+    result = workbench.run(case.replace(calibration=samples))
+    assert (result.outcome, result.numerics, result.error) == (Outcome.DELEGATED, Numerics.MATCH, None), result
+    assert not result.notes, result.notes  # every observer saw a calibration value

@@ -111,12 +111,13 @@ class Case:
     def of_arm_test(cls, test) -> "Case":
         """The case one of executorch's own Arm tests builds (an ArmTestCase, stack/arm_tests/record.py): its module,
         inputs and profile or Ethos-U target, quantized as it quantizes (its configuration, then its own calls on
-        its quantizer) on the one path a user's model takes too (Case.model, stages/quantize.py), with its
-        transform passes; named by its test id."""
+        its quantizer, on the calibration samples it sets) on the one path a user's model takes too (Case.model,
+        stages/quantize.py), with its transform passes; named by its test id."""
         quantization = (test.quantization or _quantization.DEFAULT.name) if test.quantize else None
         case = cls.model(test.module, test.inputs, test.profile, quantization=quantization,
                          dynamic_shapes=test.dynamic_shapes, transform_passes=list(test.passes) or None)
-        return dataclasses.replace(case, name=test.test_id, quantizer_calls=test.quantizer_calls)
+        case = dataclasses.replace(case, name=test.test_id, quantizer_calls=test.quantizer_calls)
+        return case.replace(calibration=test.calibration) if test.quantize and test.calibration else case
 
     @classmethod
     def from_result(cls, result) -> "Case":

@@ -47,6 +47,7 @@ import sys
 import tempfile
 import warnings
 from pathlib import Path
+from types import SimpleNamespace
 
 from ...core.errors import StackError, StackWarning
 from .. import call_scope
@@ -153,6 +154,17 @@ class _Calls:
         self._log.append((f"{self._prefix}.{name}=", (value,), {}))
 
 
+class _Stages:
+    """Stands for pipeline._stages: `[name]` is the stage find_pos(name) named, whose `args[0]` (the stage object a
+    test sets attributes on, as calibration_samples) logs each assignment as "stages[NAME].ATTRIBUTE="."""
+
+    def __init__(self, log: list):
+        self._log = log
+
+    def __getitem__(self, name):
+        return SimpleNamespace(args=(_Calls(self._log, f"stages[{name}]"),))
+
+
 class _TesterMethod:
     """Stands for `ArmTester.check_not` (any method of the class itself) where a test passes it to add_stage_after:
     the record says which check the added stage makes (record.py reads check_not and check_count)."""
@@ -200,6 +212,14 @@ def _recorder(real: type, sink: list, common):
 
         def run(self):
             return None
+
+        def find_pos(self, name):  # its stage's name stands for the position `_stages` is indexed by
+            self._log.append(("find_pos", (name,), {}))
+            return name
+
+        @property
+        def _stages(self):  # test_cond.py: pipeline._stages[find_pos("quantize")].args[0].calibration_samples = ...
+            return _Stages(self._log)
 
         def __getattr__(self, name):  # pop_stage, change_args, add_stage_after, ... and ArmTester's chain
             log = self.__dict__.get("_log")

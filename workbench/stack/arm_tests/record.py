@@ -78,6 +78,8 @@ class ArmTestCase:
     # the test's own calls on its quantizer beyond `quantization`, (method, args, kwargs) with its objects; their
     # text is in `calls`
     quantizer_calls: tuple = field(default=(), repr=False, compare=False)
+    # the input tuples its quantize stage calibrates on (calibration_samples, set by the test); None: its inputs
+    calibration: Any = field(default=None, repr=False, compare=False)
 
     @property
     def test_id(self) -> str:
@@ -110,7 +112,8 @@ class ArmTestCase:
 
     def without_objects(self) -> "ArmTestCase":
         """The record without the module, inputs and pass objects (to hand to another process)."""
-        return replace(self, module=None, inputs=None, dynamic_shapes=None, passes=(), quantizer_calls=())
+        return replace(self, module=None, inputs=None, dynamic_shapes=None, passes=(), quantizer_calls=(),
+                       calibration=None)
 
     def to_dict(self) -> dict:
         """The recorded fields as JSON values (those its repr shows: never the module objects)."""
@@ -130,9 +133,7 @@ def _edge_op(name: str) -> str:
 
 
 def _inputs(data):
-    import torch
-
-    if isinstance(data, torch.Tensor):
+    if hasattr(data, "shape") and hasattr(data, "dtype"):  # one tensor
         return (data,)
     return tuple(data) if isinstance(data, list) else data
 
@@ -151,10 +152,6 @@ def _passes(given) -> tuple:
     if isinstance(given, dict):  # passes per method: the workbench lowers `forward`
         given = given.get("forward", [p for ps in given.values() for p in ps])
     return tuple(given)
-
-
-def _pass_name(given) -> str:
-    return given.__name__ if isinstance(given, type) else type(given).__name__
 
 
 def _profile(kind: str, a: dict) -> tuple[str | None, bool, str | None]:
@@ -245,10 +242,11 @@ def fold(kind: str, a: dict, log: list, base: dict, error: str | None) -> ArmTes
     """The case a recorder caught: constructor arguments `a` of class `kind`, then the calls in `log`."""
     profile, quantize, why_not = _profile(kind, a)
     passes = _passes(a.get("transform_passes"))
+    pass_names = tuple(p.__name__ if isinstance(p, type) else type(p).__name__ for p in passes)
     exir = a.get("exir_op", a.get("exir_ops"))
     integer = kind == "TosaPipelineINT" or kind in ETHOS_U_PIPELINES
     fields = dict(
-        pipeline=kind, profile=profile, quantize=quantize, transform_passes=tuple(_pass_name(p) for p in passes),
+        pipeline=kind, profile=profile, quantize=quantize, transform_passes=pass_names,
         passes=passes, module=a.get("module", a.get("model")), dynamic_shapes=a.get("dynamic_shapes"),
         inputs=_inputs(a.get("test_data", a.get("example_inputs"))),
         exir_ops=tuple(_edge_op(o) for o in ([exir] if isinstance(exir, str) else list(exir or []))),
@@ -294,8 +292,8 @@ def _vgf_fields(fields: dict, a: dict, quantize: bool) -> None:
 def _fold_calls(fields: dict, log: list) -> None:
     """The test's calls on its pipeline (or ArmTester chain) after building it, folded into `fields`."""
     calls, settings, replayed = [], list(fields["quantizer_settings"]), []
-    for name, args, kwargs in log:
-        calls.append(call_text(name, args, kwargs))
+    for name, args, kwargs in log:  # a stage's attribute (calibration samples, tensors) said by its shapes
+        calls.append(f"{name}{_describe(args[0])}" if name.startswith("stages[") else call_text(name, args, kwargs))
         stage = args[0] if args and isinstance(args[0], str) else None
         method = name.removeprefix("quantizer.")
         if name == "pop_stage" and stage:
@@ -307,6 +305,8 @@ def _fold_calls(fields: dict, log: list) -> None:
             # to_executorch or a check (TosaPipelineFP/INT and VgfPipeline add the run stage last), which no result
             # shows
             fields["compare"] = False
+        elif name == "stages[quantize].calibration_samples=":  # test_cond.py: an input for each branch
+            fields["calibration"] = tuple(_inputs(sample) for sample in args[0])
         elif name == "change_args" and stage == "quantize" and fields["quantization"]:
             settings.append(call_text(name, args, kwargs))  # its own quantizer object, kept as it is said
         elif name == "change_args" and stage:
