@@ -33,19 +33,22 @@ def applies(state: Prepared) -> bool:
 # torchao's HistogramObserver, asked for its scale before any value reached it (torchao/quantization/pt2e/observer.py,
 # calculate_qparams), warns with this and returns scale 1.0 and zero point 0
 NEVER_OBSERVED = "must run observer before calling calculate_qparams"
+_SHOWN: dict = {}  # the re-shown warnings' registry: a "default" warning is shown once, as from its own line
 
 
 def run(state: Prepared) -> None:
     torch = loader.torch()
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.filterwarnings("always", message=NEVER_OBSERVED, category=UserWarning)  # one per observer
-        state.module = quantize(state.module, state.inputs, state.quantizer_profile, state.quantization,
-                                target=state.quantize_target, calls=state.quantizer_calls,
-                                calibration=state.calibration)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.filterwarnings("always", message=NEVER_OBSERVED, category=UserWarning)  # one per observer
+            state.module = quantize(state.module, state.inputs, state.quantizer_profile, state.quantization,
+                                    target=state.quantize_target, calls=state.quantizer_calls,
+                                    calibration=state.calibration)
+    finally:  # the others as they would have been shown, a quantizer that failed included
+        for w in caught:
+            if NEVER_OBSERVED not in str(w.message):
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, registry=_SHOWN, source=w.source)
     never = sum(NEVER_OBSERVED in str(w.message) for w in caught)
-    for w in caught:  # the others as they would have been shown
-        if NEVER_OBSERVED not in str(w.message):
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
     if never:
         state.notes.append(f"{never} of the quantizer's observers saw no calibration value (in a branch of "
                            "torch.cond the inputs do not take, say): torchao gives each the default scale 1.0 and "
