@@ -365,6 +365,13 @@ class ExplorerPage:
         self.expect(self.dtype).to_have_value(dtype)
         self.expect(self.policy).to_have_value(policy)
 
+    def choose_int8(self, op: str, profile: str) -> None:
+        """`op` as qint8 under `profile`, quantized int8 and untraced: the explorer keeps the quantization and trace
+        an earlier case chose."""
+        self.choose(op, "qint8", profile)
+        self.root.get_by_label("quantization", exact=True).select_option("int8")
+        self.root.get_by_label("trace tensors", exact=True).uncheck()
+
     def run(self, done: str) -> str:
         """Press Run and wait until the status line reports a new result matching `done`; returns it. A result with
         an outcome: also until the graph tab holds its new SVG (whose title says the case and outcome)."""
@@ -809,10 +816,7 @@ def test_an_ethos_u_target_shows_velas_report_in_its_tab(explorer):
     """ethos-u55-128 chosen in the profile drop-down: Vela's summary and per-layer tables in the Vela tab, padded
     and whole; each delegated node's Vela cycles in the graph; the Reasons say NPU."""
     with explorer.screenshot_on_failure("vela") as ui:
-        ui.choose("mm", "qint8", "ethos-u55-128")
-        # the explorer keeps the quantization and trace an earlier case chose: this case is int8, untraced
-        ui.root.get_by_label("quantization", exact=True).select_option("int8")
-        ui.root.get_by_label("trace tensors", exact=True).uncheck()
+        ui.choose_int8("mm", "ethos-u55-128")
         status = ui.run(r"^mm \[qint8 int8\] ethos-u55-128: outcome \w+")
         assert "outcome delegated" in status, status
         ui.expect(ui.graph.locator("g.node.wb-tosa", has_text=re.compile(r"Vela: \d+ cycles")).first).to_be_visible()
@@ -836,9 +840,7 @@ def test_a_vgf_target_shows_its_vgf_tab(explorer):
     verdict; the VGF tab holds each delegate's .vgf, its segments and the VGF run beside the reference model, padded,
     whole and within the tab at both window widths; the Reasons say VGF."""
     with explorer.screenshot_on_failure("vgf") as ui:
-        ui.choose("small_cnn", "qint8", "vgf:TOSA-1.0+INT")
-        ui.root.get_by_label("quantization", exact=True).select_option("int8")
-        ui.root.get_by_label("trace tensors", exact=True).uncheck()
+        ui.choose_int8("small_cnn", "vgf:TOSA-1.0+INT")
         status = ui.run(r"^small_cnn \[qint8 int8\] vgf:TOSA-1\.0\+INT: outcome \w+")
         assert "outcome partial" in status and "TOSA reference model: match; VGF run: match" in status, status
         ui.expect(ui.graph.locator("g.cluster.wb-tosa")).to_contain_text(re.compile(r"VGF: [\d.]+ KiB, 1 segment"))
@@ -870,9 +872,7 @@ def test_a_quantized_cnn_on_ethos_u_names_what_made_it_partial_and_its_tables_fi
     """small_cnn qint8 under ethos-u55-128: the status line names the argmax (TOSA's ARGMAX gives int32), not a
     quantize/dequantize at the delegate's float boundary; each table tab fits its pane at two window widths."""
     with explorer.screenshot_on_failure("small-cnn-u55") as ui:
-        ui.choose("small_cnn", "qint8", "ethos-u55-128")
-        ui.root.get_by_label("quantization", exact=True).select_option("int8")
-        ui.root.get_by_label("trace tensors", exact=True).uncheck()
+        ui.choose_int8("small_cnn", "ethos-u55-128")
         status = ui.run(r"^small_cnn \[qint8 int8\] ethos-u55-128: outcome \w+")
         assert "outcome partial" in status and "aten_argmax_default: TOSA ARGMAX produces int32" in status, status
         assert "quantize" not in status.split(" — ", 1)[1], status

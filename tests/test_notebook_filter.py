@@ -33,8 +33,6 @@ def git(repo: Path, *args: str) -> str:
 
 @pytest.fixture
 def scratch(tmp_path) -> Path:
-    if shutil.which("git") is None:
-        pytest.skip("git is not installed")
     repo = tmp_path / "repo"
     repo.mkdir()
     git(repo, "init", "-q")

@@ -173,3 +173,19 @@ def test_a_quantized_nested_cond_lowers_and_matches_as_executorchs_test_of_it(to
     result = workbench.run(case.replace(calibration=samples))
     assert (result.outcome, result.numerics, result.error) == (Outcome.DELEGATED, Numerics.MATCH, None), result
     assert not result.notes, result.notes  # every observer saw a calibration value
+
+
+def test_a_case_calibrated_on_inputs_of_its_own_is_never_answered_from_the_cache(torch):
+    """A program's case is cached by its source, which holds its inputs but not calibration samples given beside
+    them: a case that carries some has no key, so no earlier verdict answers it."""
+    import dataclasses
+
+    from workbench.batch.cache import CaseKeys
+    from workbench.catalogue.program import Leaf, Program, Step
+
+    program = Program((Leaf("x", "input", (1, 4), "float32", "random", 0),), (Step("relu", ("x",)),), ("v0",),
+                      quantize=True)
+    case = workbench.Case.of_program(program, PROFILE)
+    keys = CaseKeys()
+    assert keys.key(case) is not None
+    assert keys.key(dataclasses.replace(case, calibration=((torch.ones(1, 4),),))) is None
